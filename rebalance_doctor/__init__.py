@@ -1,0 +1,24 @@
+"""rebalance-doctor: log forensics for Apache Kafka consumer-group rebalance incidents.
+
+The library API is :func:`load` (inputs → event table); the CLI is a thin layer over it.
+Heavy modules (polars) load on first use so that ``rebalance-doctor --help`` starts instantly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .api import LogSet
+
+
+def load(paths: Any, **options: Any) -> LogSet:
+    """Read logs into a :class:`~rebalance_doctor.api.LogSet` (see :func:`rebalance_doctor.api.load`)."""
+    from .api import load as _load
+
+    return _load(paths, **options)
+
+
+__all__ = ["load", "__version__"]

@@ -1,0 +1,465 @@
+"""Catalogs: every Kafka wording, log layout and log-context prefix, loaded from YAML data.
+
+The Python side only knows the *shape* of a catalog. The words live in ``patterns/``:
+
+- ``patterns/messages/*.yaml`` – one entry per log message (id, kind, component, versions,
+  literal anchor, one portable regex with named groups, examples that test themselves);
+- ``patterns/layouts.yaml`` – envelopes (timestamp, level, logger, thread) and outer prefixes
+  (docker-compose, kubectl, …) that carry the node name;
+- ``patterns/context.yaml`` – log-context prefixes inside the message (``[Consumer clientId=…]``);
+- ``patterns/relevance.yaml`` – words that make an unmatched line worth reporting.
+
+Every regex must behave the same in the Python ``regex`` module, polars (Rust regex) and Spark
+(Java regex); :func:`portability_problems` enforces the common dialect and loading fails with
+``file:line`` on the first bad entry.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import regex
+import yaml
+
+from .schema import COMPONENTS, FIELD_BY_GROUP, INTEGER_FIELDS, KINDS, SCHEMA
+
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "patterns"
+
+ENVELOPE_GROUPS = frozenset({"ts", "level", "logger", "thread", "node", "msg"})
+CONTEXT_GROUPS = frozenset({"groupId", "clientId", "instanceId", "thread", "coordinator", "memberId"})
+
+
+class CatalogError(ValueError):
+    """A catalog entry that cannot be used, located at ``file:line``."""
+
+    def __init__(self, path: Path | str, line: int, message: str):
+        super().__init__(f"{path}:{line}: {message}")
+        self.path = str(path)
+        self.line = line
+
+
+# --------------------------------------------------------------------------- regex dialect
+
+_ALLOWED_ESCAPE_LETTERS = set("dDsSwWbBtnr")
+_NAME = regex.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def portability_problems(source: str, allowed_groups: frozenset[str] | set[str]) -> list[str]:
+    """Why ``source`` would not behave the same in Python ``regex``, Rust and Java regex.
+
+    The portable dialect: no look-around, no back-references, no atomic groups or possessive
+    quantifiers, named groups spelled ``(?<name>…)`` with Java-legal names, escapes limited to
+    punctuation and ``\\d \\s \\w \\b \\t \\n \\r`` (and their negations), no nested character
+    classes or class set operations, and no unbounded repetition nested in unbounded repetition.
+    """
+    problems: list[str] = []
+    names: list[str] = []
+    i, n = 0, len(source)
+    in_class = False
+    # per open group: does it contain an unbounded quantifier?
+    group_unbounded: list[bool] = [False]
+    while i < n:
+        ch = source[i]
+        if ch == "\\":
+            if i + 1 >= n:
+                problems.append("trailing backslash")
+                break
+            nxt = source[i + 1]
+            if nxt.isdigit():
+                problems.append(f"back-reference or octal escape \\{nxt} is not portable")
+            elif nxt.isalpha() and nxt not in _ALLOWED_ESCAPE_LETTERS:
+                problems.append(f"escape \\{nxt} is not portable (use \\d \\s \\w \\b \\t \\n \\r or punctuation)")
+            i += 2
+            continue
+        if in_class:
+            if ch == "[":
+                problems.append("nested '[' inside a character class is not portable (escape it)")
+            elif source.startswith("&&", i) or source.startswith("--", i) or source.startswith("~~", i):
+                problems.append("character-class set operations are not portable")
+            elif ch == "]" and not source[i - 1] == "[" and not source[i - 2 : i] == "[^":
+                in_class = False
+            i += 1
+            continue
+        if ch == "[":
+            in_class = True
+            i += 1
+            if i < n and source[i] == "^":
+                i += 1
+            if i < n and source[i] == "]":  # a leading ']' is literal in Python/Java, not in Rust
+                problems.append("a leading ']' in a character class is not portable (escape it)")
+                i += 1
+            continue
+        if ch == "(":
+            if source.startswith("(?", i):
+                rest = source[i + 2 : i + 4]
+                if rest[:1] in ("=", "!") or rest in ("<=", "<!"):
+                    problems.append("look-around is not portable")
+                elif rest[:1] == ">":
+                    problems.append("atomic groups are not portable")
+                elif rest[:1] == "P":
+                    problems.append("use (?<name>...) rather than (?P<name>...) or (?P=name)")
+                elif rest[:1] == "<":
+                    end = source.find(">", i + 3)
+                    name = source[i + 3 : end] if end > 0 else ""
+                    if not _NAME.fullmatch(name):
+                        problems.append(f"group name {name!r} is not a Java group name (letters and digits)")
+                    elif name not in allowed_groups:
+                        problems.append(f"unknown group name {name!r}; known: {', '.join(sorted(allowed_groups))}")
+                    names.append(name)
+                elif rest[:1] == "#":
+                    problems.append("inline comments are not portable")
+                elif rest[:1] not in (":", "i", "s", "m", "x", "-"):
+                    problems.append(f"group syntax (?{rest[:1]} is not portable")
+            group_unbounded.append(False)
+            i += 1
+            continue
+        if ch == ")":
+            inner = group_unbounded.pop() if len(group_unbounded) > 1 else False
+            quant = source[i + 1 : i + 2]
+            unbounded_quant = quant in ("*", "+") or (quant == "{" and regex.match(r"\{\d+,\}", source[i + 1 :]))
+            if inner and unbounded_quant:
+                problems.append("unbounded repetition nested in unbounded repetition can backtrack without end")
+            if inner or unbounded_quant:
+                group_unbounded[-1] = True
+            i += 1
+            if i < n and source[i] in "*+?" and i + 1 < n and source[i + 1] == "+":
+                problems.append("possessive quantifiers are not portable")
+            continue
+        if ch in "*+":
+            group_unbounded[-1] = True
+            if i + 1 < n and source[i + 1] == "+":
+                problems.append("possessive quantifiers are not portable")
+        elif ch == "{" and regex.match(r"\{\d+,\}", source[i:]):
+            group_unbounded[-1] = True
+        i += 1
+    if in_class:
+        problems.append("unterminated character class")
+    duplicated = {name for name in names if names.count(name) > 1}
+    if duplicated:
+        problems.append(f"group names used twice: {', '.join(sorted(duplicated))}")
+    return problems
+
+
+# --------------------------------------------------------------------------- YAML with lines
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A safe loader that records the line of every mapping as ``__line__``."""
+
+
+def _mapping_with_line(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
+    mapping = loader.construct_mapping(node, deep=True)
+    mapping["__line__"] = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise CatalogError(path, (mark.line + 1) if mark else 1, f"not valid YAML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(path, 1, f"cannot read catalog: {exc}") from None
+    if data is None:
+        return {"__line__": 1}
+    if not isinstance(data, dict):
+        raise CatalogError(path, 1, "a catalog file must be a mapping")
+    return data
+
+
+# --------------------------------------------------------------------------- entries
+
+
+@dataclass(frozen=True)
+class Example:
+    line: str
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class MessagePattern:
+    """One Kafka log message: its wording across versions as one portable regex."""
+
+    id: str
+    kind: str
+    component: str
+    level: str
+    since: str
+    until: str | None
+    anchor: str
+    regex: str
+    constants: dict[str, Any]
+    multiline: bool
+    examples: tuple[Example, ...]
+    path: str
+    line: int
+
+    @functools.cached_property
+    def compiled(self) -> regex.Pattern:
+        return regex.compile(self.regex)
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @property
+    def versions(self) -> str:
+        return f"{self.since}–{self.until or 'current'}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """An envelope: where the timestamp, level, logger and thread sit around the message."""
+
+    id: str
+    regex: str
+    ts_format: str | None
+    examples: tuple[Example, ...]
+    path: str
+    line: int
+
+    @functools.cached_property
+    def compiled(self) -> regex.Pattern:
+        return regex.compile(self.regex)
+
+
+@dataclass(frozen=True)
+class ContextPrefix:
+    """A log-context prefix inside the message that names the group, client or thread."""
+
+    id: str
+    regex: str
+    examples: tuple[Example, ...]
+    path: str
+    line: int
+
+    @functools.cached_property
+    def compiled(self) -> regex.Pattern:
+        return regex.compile(self.regex)
+
+
+@dataclass(frozen=True)
+class IgnoredWording:
+    """A reference wording deliberately left out of the catalogs, and why."""
+
+    template: str
+    reason: str
+    path: str
+    line: int
+
+
+@dataclass
+class Catalog:
+    patterns: list[MessagePattern] = field(default_factory=list)
+    layouts: list[Layout] = field(default_factory=list)
+    outer_prefixes: list[ContextPrefix] = field(default_factory=list)
+    context_prefixes: list[ContextPrefix] = field(default_factory=list)
+    relevance_words: list[str] = field(default_factory=list)
+    ignored: list[IgnoredWording] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+    @functools.cached_property
+    def by_id(self) -> dict[str, MessagePattern]:
+        return {p.id: p for p in self.patterns}
+
+    @functools.cached_property
+    def anchors(self) -> list[str]:
+        """Distinct literal anchors, the prefilter's whole vocabulary."""
+        return sorted({p.anchor for p in self.patterns})
+
+    @functools.cached_property
+    def patterns_by_anchor(self) -> dict[str, list[MessagePattern]]:
+        grouped: dict[str, list[MessagePattern]] = {}
+        for pattern in self.patterns:
+            grouped.setdefault(pattern.anchor, []).append(pattern)
+        return grouped
+
+    @functools.cached_property
+    def priority(self) -> dict[str, int]:
+        """Catalog order decides between two patterns matching one line: earlier wins."""
+        return {p.id: i for i, p in enumerate(self.patterns)}
+
+
+def _require(entry: dict, key: str, path: Path, kind: type | tuple = str) -> Any:
+    if key not in entry or entry[key] is None or entry[key] == "":
+        raise CatalogError(path, entry["__line__"], f"missing '{key}'")
+    value = entry[key]
+    if not isinstance(value, kind):
+        raise CatalogError(path, entry["__line__"], f"'{key}' must be {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def _examples(entry: dict, path: Path, required: bool) -> tuple[Example, ...]:
+    raw = entry.get("examples") or []
+    if required and not raw:
+        raise CatalogError(path, entry["__line__"], "needs at least one example line")
+    examples = []
+    for item in raw:
+        if isinstance(item, str):
+            examples.append(Example(item, {}))
+        elif isinstance(item, dict) and isinstance(item.get("line"), str):
+            fields = {k: v for k, v in (item.get("fields") or {}).items() if k != "__line__"}
+            examples.append(Example(item["line"], fields))
+        else:
+            raise CatalogError(path, entry["__line__"], "an example is a line, or a mapping with 'line' and 'fields'")
+    return tuple(examples)
+
+
+def _compile_checked(source: str, allowed: frozenset[str] | set[str], path: Path, line: int) -> None:
+    problems = portability_problems(source, allowed)
+    if problems:
+        raise CatalogError(path, line, "regex is not portable: " + "; ".join(dict.fromkeys(problems)))
+    try:
+        regex.compile(source)
+    except regex.error as exc:
+        raise CatalogError(path, line, f"regex does not compile: {exc}") from None
+
+
+_VERSION = regex.compile(r"\d+(?:\.\d+){1,3}")
+
+
+def _message_pattern(entry: dict, defaults: dict, path: Path) -> MessagePattern:
+    line = entry["__line__"]
+    pattern_id = _require(entry, "id", path)
+    kind = _require(entry, "kind", path)
+    if kind not in KINDS:
+        raise CatalogError(path, line, f"unknown kind {kind!r} (see rebalance_doctor.schema.KINDS)")
+    component = entry.get("component", defaults.get("component"))
+    if component not in COMPONENTS:
+        raise CatalogError(path, line, f"component must be one of {', '.join(COMPONENTS)}")
+    since = str(_require(entry, "since", path, (str, int, float)))
+    until = entry.get("until")
+    for version in (since, until):
+        if version is not None and not _VERSION.fullmatch(str(version)):
+            raise CatalogError(path, line, f"version {version!r} is not dotted numbers (e.g. 2.8.1)")
+    anchor = _require(entry, "anchor", path)
+    if len(anchor) < 4:
+        raise CatalogError(path, line, "anchor must be a literal of at least 4 characters")
+    source = _require(entry, "regex", path)
+    _compile_checked(source, set(FIELD_BY_GROUP), path, line)
+    constants = {k: v for k, v in (entry.get("set") or {}).items() if k != "__line__"}
+    for name in constants:
+        if name not in FIELD_BY_GROUP.values():
+            raise CatalogError(path, line, f"'set' names unknown field {name!r}")
+    examples = _examples(entry, path, required=True)
+    for example in examples:
+        if anchor not in example.line:
+            raise CatalogError(path, line, f"example does not contain the anchor {anchor!r}: {example.line!r}")
+        for name in example.fields:
+            if name not in SCHEMA:
+                raise CatalogError(path, line, f"example expects unknown field {name!r}")
+    return MessagePattern(
+        id=pattern_id,
+        kind=kind,
+        component=component,
+        level=str(entry.get("level", "INFO")),
+        since=since,
+        until=None if until is None else str(until),
+        anchor=anchor,
+        regex=source,
+        constants=constants,
+        multiline=bool(entry.get("multiline", False)),
+        examples=examples,
+        path=str(path),
+        line=line,
+    )
+
+
+def _prefix(entry: dict, path: Path, allowed: frozenset[str]) -> ContextPrefix:
+    source = _require(entry, "regex", path)
+    _compile_checked(source, allowed, path, entry["__line__"])
+    return ContextPrefix(
+        id=_require(entry, "id", path),
+        regex=source,
+        examples=_examples(entry, path, required=True),
+        path=str(path),
+        line=entry["__line__"],
+    )
+
+
+def _layout(entry: dict, path: Path) -> Layout:
+    source = _require(entry, "regex", path)
+    _compile_checked(source, ENVELOPE_GROUPS, path, entry["__line__"])
+    return Layout(
+        id=_require(entry, "id", path),
+        regex=source,
+        ts_format=entry.get("ts_format"),
+        examples=_examples(entry, path, required=True),
+        path=str(path),
+        line=entry["__line__"],
+    )
+
+
+def _add_file(catalog: Catalog, path: Path, user: bool) -> None:
+    data = _read_yaml(path)
+    catalog.sources.append(str(path))
+    defaults = {"component": data.get("component")}
+    new_patterns = [_message_pattern(e, defaults, path) for e in data.get("patterns") or []]
+    if user:
+        replaced = {p.id for p in new_patterns}
+        catalog.patterns[:] = new_patterns + [p for p in catalog.patterns if p.id not in replaced]
+    else:
+        catalog.patterns.extend(new_patterns)
+    for entry in data.get("ignored") or []:
+        catalog.ignored.append(
+            IgnoredWording(_require(entry, "template", path), _require(entry, "reason", path), str(path), entry["__line__"])
+        )
+    layouts = [_layout(e, path) for e in data.get("layouts") or []]
+    outer = [_prefix(e, path, ENVELOPE_GROUPS) for e in data.get("outer_prefixes") or []]
+    context = [_prefix(e, path, CONTEXT_GROUPS) for e in data.get("context_prefixes") or []]
+    if user:
+        catalog.layouts[:0], catalog.outer_prefixes[:0], catalog.context_prefixes[:0] = layouts, outer, context
+    else:
+        catalog.layouts += layouts
+        catalog.outer_prefixes += outer
+        catalog.context_prefixes += context
+    catalog.relevance_words += [str(w) for w in data.get("relevance_words") or []]
+
+
+def _check_unique_ids(catalog: Catalog) -> None:
+    seen: dict[str, MessagePattern] = {}
+    for pattern in catalog.patterns:
+        if pattern.id in seen:
+            raise CatalogError(pattern.path, pattern.line, f"duplicate id {pattern.id!r} (also {seen[pattern.id].where})")
+        seen[pattern.id] = pattern
+
+
+def _yaml_files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        raise CatalogError(directory, 1, "patterns directory not found")
+    return sorted(p for p in directory.rglob("*.y*ml") if p.suffix in (".yaml", ".yml"))
+
+
+@functools.lru_cache(maxsize=8)
+def load_catalog(extra_dirs: tuple[str, ...] = ()) -> Catalog:
+    """Load the bundled catalogs, then user directories that override (same id) or extend them."""
+    catalog = Catalog()
+    for path in _yaml_files(BUNDLED_DIR):
+        _add_file(catalog, path, user=False)
+    _check_unique_ids(catalog)
+    for directory in extra_dirs:
+        for path in _yaml_files(Path(directory)):
+            _add_file(catalog, path, user=True)
+    _check_unique_ids(catalog)
+    return catalog
+
+
+def coerce_field(name: str, value: Any) -> Any:
+    """Turn an extracted string into the column's Python type (ints for integer columns)."""
+    if value is None:
+        return None
+    if name == "leader":
+        return value if isinstance(value, bool) else str(value).lower() in ("true", "1", "yes", "me")
+    if name in INTEGER_FIELDS:
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            return None
+    return str(value)

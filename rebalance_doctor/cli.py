@@ -1,0 +1,350 @@
+"""The command line: parses options and calls the library. No analysis happens here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime, timezone
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.text import Text
+
+from . import __version__
+from .environment import Environment
+from .status import ExitStatus
+
+app = typer.Typer(
+    name="rebalance-doctor",
+    help="Log forensics for Apache Kafka consumer-group rebalance incidents.\n\n"
+    "Reads broker and client logs (files, directories, globs, .gz, - for stdin) from many nodes at once "
+    "and turns every rebalance-related line into one event table, merged across nodes in time order.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    add_completion=False,
+)
+patterns_app = typer.Typer(help="What the catalogs hold, and which pattern a line matches.", no_args_is_help=True)
+app.add_typer(patterns_app, name="patterns")
+
+ENV = Environment()
+
+
+class EventFormat(str, Enum):
+    table = "table"
+    ndjson = "ndjson"
+    csv = "csv"
+
+
+# Options shared by every command that reads logs (defined once, like sqlite-utils' option groups).
+Paths = Annotated[Optional[list[str]], typer.Argument(help="Log files, directories, globs, .gz files, or - for stdin.", show_default=False)]
+PatternDirs = Annotated[list[str], typer.Option("--patterns", help="Extra catalog directory (overrides/extends the bundled patterns/).", metavar="DIR")]
+TimeZones = Annotated[list[str], typer.Option("--tz", help="Zone of naive timestamps: UTC (default), +02:00, Europe/Paris, or GLOB=ZONE per file.", metavar="ZONE")]
+Since = Annotated[Optional[str], typer.Option("--since", help="Only events at or after this time (ISO-8601; naive = UTC).", metavar="TIME")]
+Until = Annotated[Optional[str], typer.Option("--until", help="Only events at or before this time (ISO-8601; naive = UTC).", metavar="TIME")]
+Groups = Annotated[list[str], typer.Option("--group", "-g", help="Only this consumer group (repeatable; globs like orders-*).", metavar="GROUP")]
+Members = Annotated[list[str], typer.Option("--member", "-m", help="Only events whose member id, client id or instance id contains this.", metavar="MEMBER")]
+Kinds = Annotated[list[str], typer.Option("--kind", "-k", help="Only these event kinds (repeatable; see `patterns kinds`).", metavar="KIND")]
+Unmatched = Annotated[bool, typer.Option("--unmatched", help="List relevant-looking lines no pattern matched (catalog gaps) on stderr.")]
+Color = Annotated[str, typer.Option("--color", help="auto, always or never (NO_COLOR is honoured).", metavar="WHEN")]
+
+
+def _fail(message: str, status: ExitStatus = ExitStatus.ERROR) -> typer.Exit:
+    ENV.err.print(Text(f"rebalance-doctor: {message}", style="bold red"))
+    return typer.Exit(int(status))
+
+
+def _parse_time(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise _fail(f"{option} {value!r} is not an ISO-8601 time (e.g. 2024-10-24T12:00:00Z)") from None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def _paths_or_stdin(paths: list[str] | None) -> list[str]:
+    if paths:
+        return paths
+    if not sys.stdin.isatty():
+        return ["-"]
+    raise _fail("no input: give log files or directories, or pipe logs into stdin")
+
+
+def _set_colour(color: str) -> None:
+    if color not in ("auto", "always", "never"):
+        raise _fail(f"--color must be auto, always or never, not {color!r}")
+    ENV.color = color  # type: ignore[assignment]
+
+
+def _load(paths, patterns, tz, since, until, groups, members, unmatched):
+    """Load logs through the library, report problems and line buckets on stderr."""
+    from .api import load
+    from .catalog import CatalogError
+    from .printers import bucket_summary, print_unmatched
+
+    try:
+        logs = load(
+            _paths_or_stdin(paths),
+            patterns=tuple(patterns),
+            tz=tuple(tz),
+            since=_parse_time(since, "--since"),
+            until=_parse_time(until, "--until"),
+            groups=tuple(groups),
+            members=tuple(members),
+            collect_unmatched=unmatched,
+        )
+    except CatalogError as exc:
+        raise _fail(f"bad catalog entry: {exc}") from None
+    except ValueError as exc:  # e.g. an unknown --tz zone
+        raise _fail(str(exc)) from None
+    err = ENV.err
+    for problem in logs.problems:
+        err.print(Text(f"rebalance-doctor: {problem}", style="yellow"))
+    if unmatched:
+        print_unmatched(logs.unmatched, err)
+    err.print(bucket_summary(logs.buckets, logs.files_read))
+    if logs.files_read == 0:
+        raise _fail("nothing could be read")
+    return logs
+
+
+def _check_kinds(kinds: list[str]) -> None:
+    from .schema import KINDS
+
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise _fail(f"unknown kind {', '.join(unknown)}; known kinds: {', '.join(KINDS)}")
+
+
+@app.command()
+def events(
+    paths: Paths = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the table to a .parquet, .csv or .ndjson file.", metavar="FILE")] = None,
+    format: Annotated[EventFormat, typer.Option("--format", "-f", help="Output format on stdout.")] = EventFormat.table,
+    kind: Kinds = [],
+    group: Groups = [],
+    member: Members = [],
+    since: Since = None,
+    until: Until = None,
+    tz: TimeZones = [],
+    patterns: PatternDirs = [],
+    unmatched: Unmatched = False,
+    color: Color = "auto",
+) -> None:
+    """The event table: every rebalance-related line of every input as one typed row.
+
+    Examples:
+
+        rebalance-doctor events sample_logs/heartbeat-expiry/
+
+        rebalance-doctor events logs/*.log.gz --format ndjson | jq .kind
+
+        rebalance-doctor events broker-*/server.log -o events.parquet --group orders
+    """
+    from .printers import print_table, write_csv, write_file, write_ndjson
+    from .table import filter_table
+
+    _set_colour(color)
+    _check_kinds(kind)
+    logs = _load(paths, patterns, tz, since, until, group, member, unmatched)
+    table = filter_table(logs.events, kinds=tuple(kind))
+    if output is not None:
+        try:
+            write_file(table, output)
+        except (ValueError, OSError) as exc:
+            raise _fail(str(exc)) from None
+        ENV.err.print(Text(f"wrote {table.height:,} events to {output}", style="dim"))
+    elif format is EventFormat.ndjson:
+        write_ndjson(table, ENV.stdout)
+    elif format is EventFormat.csv:
+        write_csv(table, ENV.stdout)
+    else:
+        print_table(table, ENV.out)
+
+
+@app.command()
+def grep(
+    args: Annotated[list[str], typer.Argument(help="[TEXT] PATH…: TEXT (a regex over the log line, smart case) is optional; "
+                                                  "the first argument is taken as TEXT when it is not an existing path.", show_default=False)] = None,
+    kind: Kinds = [],
+    group: Groups = [],
+    member: Members = [],
+    generation: Annotated[list[int], typer.Option("--generation", help="Only this generation (or KIP-848 epoch); repeatable.", metavar="N")] = [],
+    count: Annotated[bool, typer.Option("--count", "-c", help="Print the number of matching events per file.")] = False,
+    raw: Annotated[bool, typer.Option("--raw", help="Print only the original log lines (merged in time order).")] = False,
+    json: Annotated[bool, typer.Option("--json", help="One JSON object per matching event (same fields as `events --format ndjson`).")] = False,
+    since: Since = None,
+    until: Until = None,
+    tz: TimeZones = [],
+    patterns: PatternDirs = [],
+    unmatched: Unmatched = False,
+    color: Color = "auto",
+) -> None:
+    """Grep for incidents: rebalance events from every node, merged in time order.
+
+    Exit status 0 when something matched, 1 when nothing did, 2 on error (like grep and rg).
+
+    Examples:
+
+        rebalance-doctor grep logs/                       # every rebalance event, all nodes
+
+        rebalance-doctor grep -k rebalance_start -k member_expired logs/
+
+        rebalance-doctor grep 'heartbeat' --group orders --generation 42 logs/ --raw
+
+        kubectl logs -l app=orders --prefix | rebalance-doctor grep -k poll_timeout
+    """
+    import polars as pl
+
+    from .printers import print_counts, print_grep, write_ndjson
+    from .table import filter_table
+
+    _set_colour(color)
+    _check_kinds(kind)
+    args = list(args or [])
+    text = None
+    if args and args[0] != "-" and not os.path.exists(args[0]) and not _is_glob_with_matches(args[0]):
+        text, args = args[0], args[1:]
+    logs = _load(args, patterns, tz, since, until, group, member, unmatched)
+    table = filter_table(logs.events, kinds=tuple(kind), generations=tuple(generation))
+    if text is not None:
+        smart_case = "" if any(ch.isupper() for ch in text) else "(?i)"
+        try:
+            table = table.filter(pl.col("raw").str.contains(smart_case + text))
+        except pl.exceptions.ComputeError as exc:
+            raise _fail(f"TEXT {text!r} is not a valid regex: {exc}") from None
+    if count:
+        print_counts(table, ENV.out)
+    elif json:
+        write_ndjson(table, ENV.stdout)
+    else:
+        print_grep(table, ENV.out, raw_only=raw)
+    if table.height == 0:
+        raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
+
+
+def _is_glob_with_matches(arg: str) -> bool:
+    import glob
+
+    return any(ch in arg for ch in "*?[") and bool(glob.glob(arg, recursive=True))
+
+
+@patterns_app.command("list")
+def patterns_list(
+    component: Annotated[Optional[str], typer.Option("--component", help="broker, consumer, streams, connect or librdkafka.")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="Only entries of this event kind.")] = None,
+    patterns: PatternDirs = [],
+    color: Color = "auto",
+) -> None:
+    """Every catalog entry: id, kind, component, versions and anchor."""
+    from rich.table import Table
+
+    _set_colour(color)
+    catalog = _catalog(patterns)
+    table = Table(header_style="bold")
+    for header in ("id", "kind", "component", "versions", "anchor"):
+        table.add_column(header, overflow="fold")
+    shown = [p for p in catalog.patterns if (component in (None, p.component)) and (kind in (None, p.kind))]
+    for p in shown:
+        table.add_row(p.id, p.kind, p.component, p.versions, Text(repr(p.anchor)))
+    ENV.out.print(table)
+    ENV.err.print(Text(f"{len(shown)} of {len(catalog.patterns)} entries; {len(catalog.ignored)} reference wordings ignored with a reason", style="dim"))
+
+
+@patterns_app.command("kinds")
+def patterns_kinds(color: Color = "auto") -> None:
+    """The event-kind vocabulary analyzers speak in."""
+    from .schema import KINDS
+
+    _set_colour(color)
+    for name, doc in KINDS.items():
+        ENV.out.print(Text.assemble((name, "bold"), f"  {doc}"))
+
+
+@patterns_app.command("show")
+def patterns_show(
+    pattern_id: Annotated[str, typer.Argument(metavar="ID", help="Catalog entry id (see `patterns list`).")],
+    patterns: PatternDirs = [],
+    color: Color = "auto",
+) -> None:
+    """One entry in full: versions, anchor, regex, constants and its example lines."""
+    _set_colour(color)
+    catalog = _catalog(patterns)
+    pattern = catalog.by_id.get(pattern_id)
+    if pattern is None:
+        close = [p.id for p in catalog.patterns if pattern_id.lower() in p.id.lower()][:10]
+        hint = f"; did you mean {', '.join(close)}" if close else ""
+        raise _fail(f"no catalog entry {pattern_id!r}{hint}")
+    out = ENV.out
+    for label, value in (
+        ("id", pattern.id), ("kind", pattern.kind), ("component", pattern.component), ("level", pattern.level),
+        ("versions", pattern.versions), ("anchor", repr(pattern.anchor)), ("regex", pattern.regex),
+        ("constants", str(pattern.constants or "")), ("multiline", str(pattern.multiline)), ("defined at", pattern.where),
+    ):
+        out.print(Text.assemble((f"{label:>10}: ", "bold"), value))
+    for example in pattern.examples:
+        out.print(Text.assemble(("   example: ", "bold"), example.line))
+
+
+@patterns_app.command("test")
+def patterns_test(
+    line: Annotated[str, typer.Argument(help="A log line (quote it), or - to read lines from stdin.")],
+    patterns: PatternDirs = [],
+    tz: TimeZones = [],
+    color: Color = "auto",
+) -> None:
+    """Which pattern a line matches and what it extracts — or why nothing matches.
+
+    Example:
+
+        rebalance-doctor patterns test '[2024-01-01 10:00:00,000] INFO [GroupCoordinator 1]: Stabilized group g generation 5 (__consumer_offsets-3) with 2 members (kafka.coordinator.group.GroupCoordinator)'
+    """
+    from .explain import explain_line
+
+    _set_colour(color)
+    catalog = _catalog(patterns)
+    lines = sys.stdin.read().splitlines() if line == "-" else [line]
+    try:
+        from .api import zone_for
+        from .inputs import Source
+
+        zone = zone_for(Source("-", None, 0), tuple(tz))
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    matched = [explain_line(text, catalog, zone, ENV.out) for text in lines]
+    if not any(matched):
+        raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
+
+
+def _catalog(patterns: list[str]):
+    from .catalog import CatalogError, load_catalog
+
+    try:
+        return load_catalog(tuple(patterns))
+    except CatalogError as exc:
+        raise _fail(f"bad catalog entry: {exc}") from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"rebalance-doctor {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+) -> None:
+    """Log forensics for Apache Kafka consumer-group rebalance incidents."""
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("rebalance-doctor: interrupted\n")
+        sys.exit(int(ExitStatus.INTERRUPTED))

@@ -1,0 +1,74 @@
+"""Events: a matched line plus its envelope and context, shaped as one event-table row.
+
+Both engines hand their matches (pattern id + regex groups) to :func:`build_event`, so the
+enrichment every row goes through is written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .catalog import Catalog, MessagePattern, coerce_field
+from .records import Envelope, EnvelopeReader, context_fields
+from .schema import COLUMN_NAMES, FIELD_BY_GROUP
+
+
+@dataclass(frozen=True)
+class MessageMatch:
+    pattern: MessagePattern
+    groups: dict[str, str]  # regex group name → text, only groups that took part
+
+
+def candidate_patterns(text: str, catalog: Catalog) -> list[MessagePattern]:
+    """Patterns whose literal anchor occurs in ``text``, in priority order."""
+    return [p for p in catalog.patterns if p.anchor in text]
+
+
+def match_message(text: str, catalog: Catalog) -> MessageMatch | None:
+    """The winning pattern for one line (Python ``regex`` dialect), or None."""
+    for pattern in candidate_patterns(text, catalog):
+        m = pattern.compiled.search(text)
+        if m:
+            return MessageMatch(pattern, {k: v for k, v in m.groupdict().items() if v is not None})
+    return None
+
+
+def event_fields(match: MessageMatch, envelope: Envelope, catalog: Catalog) -> dict[str, Any]:
+    """Extracted fields: the message's own groups win over catalog constants and context prefixes."""
+    fields: dict[str, Any] = dict(context_fields(envelope.message, catalog))
+    if envelope.thread and "thread" not in fields:
+        fields["thread"] = envelope.thread
+    fields.update(match.pattern.constants)
+    fields.update({FIELD_BY_GROUP[group]: value for group, value in match.groups.items()})
+    return {name: coerce_field(name, value) for name, value in fields.items()}
+
+
+def build_event(
+    match: MessageMatch,
+    *,
+    raw: str,
+    file: str,
+    line: int,
+    file_node: str,
+    reader: EnvelopeReader,
+    previous_line: str | None = None,
+) -> dict[str, Any]:
+    """One event-table row (all columns present) for a matched record."""
+    first_line = raw.split("\n", 1)[0]
+    envelope = reader.read(first_line, previous_line)
+    row: dict[str, Any] = dict.fromkeys(COLUMN_NAMES)
+    row.update(event_fields(match, envelope, reader.catalog))
+    row.update(
+        ts=envelope.ts,
+        file=file,
+        line=line,
+        node=envelope.node or file_node,
+        component=match.pattern.component,
+        kind=match.pattern.kind,
+        pattern_id=match.pattern.id,
+        level=envelope.level,
+        logger=envelope.logger,
+        raw=raw,
+    )
+    return row

@@ -1,0 +1,140 @@
+"""Inputs: turn what the user typed (files, directories, globs, ``.gz``, ``-``) into byte blocks.
+
+Blocks end on a line boundary so that no line is ever split between two blocks; memory stays
+bounded by the block size however large a file is.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+import sys
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+BLOCK_SIZE = 32 * 1024 * 1024
+BINARY_SNIFF = 8192
+STDIN_NAME = "-"
+
+# File names that say nothing about the node: use the directory name instead.
+_GENERIC_STEMS = {"server", "stdout", "stderr", "app", "application", "kafka", "log", "logs", "output", "console", "current"}
+
+
+class InputError(Exception):
+    """An input that cannot be read at all (missing, unreadable, not gzip, binary)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input file (or stdin), in the order the user gave it."""
+
+    display: str  # path as shown in evidence (file:line)
+    path: Path | None  # None for stdin
+    order: int
+
+    @property
+    def node(self) -> str:
+        """A node name from the file name: ``logs/broker-1/server.log.2`` → ``broker-1``."""
+        if self.path is None:
+            return "stdin"
+        name = self.path.name
+        for suffix in (".gz", ".log", ".txt", ".out", ".json", ".ndjson", ".csv"):
+            name = name.removesuffix(suffix)
+        stem = name.split(".")[0] if name.split(".")[0] else name
+        if stem.lower() in _GENERIC_STEMS and self.path.parent.name:
+            return self.path.parent.name
+        return stem or self.path.parent.name or "unknown"
+
+
+@dataclass
+class Expansion:
+    sources: list[Source] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def expand(paths: list[str]) -> Expansion:
+    """Resolve files, directories (recursively), globs and ``-`` into sources, keeping order."""
+    result = Expansion()
+    seen: set[str] = set()
+
+    def add(display: str, path: Path | None) -> None:
+        key = display if path is None else str(path.resolve())
+        if key not in seen:
+            seen.add(key)
+            result.sources.append(Source(display, path, len(result.sources)))
+
+    for raw in paths:
+        if raw == STDIN_NAME:
+            add(STDIN_NAME, None)
+            continue
+        candidates = [raw] if os.path.lexists(raw) else sorted(glob.glob(raw, recursive=True))
+        if not candidates:
+            result.problems.append(f"{raw}: no such file or directory")
+            continue
+        for candidate in candidates:
+            path = Path(candidate)
+            if path.is_dir():
+                files = sorted(p for p in path.rglob("*") if not p.is_dir() and not p.name.startswith("."))
+                if not files:
+                    result.problems.append(f"{candidate}: directory holds no files")
+                for file in files:
+                    add(str(file), file)
+            else:
+                add(candidate, path)
+    return result
+
+
+def _open(source: Source) -> BinaryIO:
+    if source.path is None:
+        return sys.stdin.buffer
+    try:
+        handle: BinaryIO = open(source.path, "rb")  # noqa: SIM115 - closed by read_blocks
+    except OSError as exc:
+        raise InputError(f"{source.display}: cannot read ({exc.strerror or exc})") from None
+    magic = handle.peek(2)[:2] if hasattr(handle, "peek") else b""
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
+    if source.display.endswith(".gz"):
+        handle.close()
+        raise InputError(f"{source.display}: named .gz but is not gzip data")
+    return handle
+
+
+def looks_binary(head: bytes) -> bool:
+    """Like grep: a NUL byte near the start means the file is not text."""
+    return b"\x00" in head[:BINARY_SNIFF]
+
+
+def read_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[bytes]:
+    """Yield the source's bytes in blocks that end on a newline (the last may not)."""
+    handle = _open(source)
+    try:
+        carry = b""
+        while True:
+            try:
+                chunk = handle.read(block_size)
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                if carry:
+                    yield carry
+                raise InputError(f"{source.display}: compressed data is truncated or corrupt ({exc})") from None
+            except OSError as exc:
+                raise InputError(f"{source.display}: read failed ({exc.strerror or exc})") from None
+            if not chunk:
+                break
+            data = carry + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                carry = data
+                continue
+            carry = data[cut + 1 :]
+            yield data[: cut + 1]
+        if carry:
+            yield carry
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+

@@ -1,0 +1,189 @@
+"""Records: the envelope of a log line (time, level, logger, thread, node) and its context fields.
+
+Only lines that a catalog pattern matched reach this module, so it may afford per-line Python
+work. The layouts and prefixes it applies are data (``patterns/layouts.yaml``,
+``patterns/context.yaml``); this module only knows how to apply them and how to read the
+timestamp formats they name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import regex
+
+from .catalog import Catalog, Layout
+from .schema import FIELD_BY_GROUP
+
+_ISO = regex.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\s?(Z|[+-]\d\d:?\d\d)?"
+)
+_DASHES = str.maketrans({"–": "-", "—": "-"})
+# JSON-lines logs: which keys hold what (logstash-logback-encoder, ECS, Bunyan, pino, …)
+_JSON_KEYS = {
+    "msg": ("message", "msg", "log", "@message"),
+    "ts": ("@timestamp", "timestamp", "time", "ts", "@t", "datetime"),
+    "level": ("level", "log.level", "severity", "loglevel"),
+    "logger": ("logger_name", "logger", "log.logger", "loggerName", "name"),
+    "thread": ("thread_name", "thread", "process.thread.name", "threadName"),
+    "node": ("host", "hostname", "pod", "kubernetes.pod_name", "node"),
+}
+
+
+def parse_zone(name: str | None) -> tzinfo:
+    """``UTC``, ``+02:00``, ``-0500`` or an IANA name such as ``Europe/Paris``."""
+    if not name or name.upper() in ("UTC", "Z"):
+        return timezone.utc
+    offset = regex.fullmatch(r"([+-])(\d\d):?(\d\d)", name)
+    if offset:
+        sign = 1 if offset.group(1) == "+" else -1
+        return timezone(sign * timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3))))
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {name!r} (use UTC, +02:00 or an IANA name like Europe/Paris)") from None
+
+
+def parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | None:
+    """Parse a timestamp in one of the layout formats; naive times are read in ``zone``."""
+    text = text.strip().translate(_DASHES)
+    try:
+        if fmt == "epoch":
+            return datetime.fromtimestamp(float(text), tz=timezone.utc)
+        if fmt in (None, "iso"):
+            m = _ISO.match(text)
+            if not m:
+                return None
+            year, month, day, hour, minute, second, frac, offset = m.groups()
+            micros = int((frac or "0").ljust(6, "0")[:6])
+            stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros)
+            if offset:
+                stamp = stamp.replace(tzinfo=timezone.utc if offset == "Z" else parse_zone(offset))
+            else:
+                stamp = stamp.replace(tzinfo=zone)
+            return stamp.astimezone(timezone.utc)
+        return datetime.strptime(text, fmt).replace(tzinfo=zone).astimezone(timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+@dataclass
+class Envelope:
+    """What surrounds the message: filled as far as the line allows, never guessed."""
+
+    ts: datetime | None = None
+    level: str | None = None
+    logger: str | None = None
+    thread: str | None = None
+    node: str | None = None
+    message: str = ""
+    layout: str | None = None
+
+
+@dataclass
+class EnvelopeReader:
+    """Reads envelopes line by line for one file, trying the file's last good layout first."""
+
+    catalog: Catalog
+    zone: tzinfo = timezone.utc
+    _preferred: list[Layout] = field(default_factory=list)
+
+    def read(self, line: str, previous_line: str | None = None) -> Envelope:
+        envelope = Envelope(message=line)
+        rest = self._strip_outer(line, envelope)
+        if rest.startswith("{"):
+            self._read_json(rest, envelope)
+            rest = envelope.message
+        self._apply_layout(rest, envelope)
+        if envelope.ts is None and previous_line is not None:
+            header = Envelope()
+            self._apply_layout(self._strip_outer(previous_line, header), header, headers_only=True)
+            envelope.ts = header.ts
+            envelope.logger = envelope.logger or header.logger
+        return envelope
+
+    def _strip_outer(self, line: str, envelope: Envelope) -> str:
+        rest = line
+        for _ in range(4):
+            for prefix in self.catalog.outer_prefixes:
+                m = prefix.compiled.match(rest)
+                if m and m.end() > 0:
+                    groups = m.groupdict()
+                    envelope.node = envelope.node or groups.get("node")
+                    if groups.get("ts") and envelope.ts is None:
+                        envelope.ts = parse_timestamp(groups["ts"], "iso", self.zone)
+                    rest = rest[m.end() :]
+                    break
+            else:
+                break
+        envelope.message = rest
+        return rest
+
+    def _read_json(self, text: str, envelope: Envelope) -> None:
+        try:
+            record = json.loads(text)
+        except ValueError:
+            return
+        if not isinstance(record, dict):
+            return
+        found: dict[str, str] = {}
+        for name, keys in _JSON_KEYS.items():
+            for key in keys:
+                value = record.get(key)
+                if value is None and "." in key:
+                    head, _, tail = key.partition(".")
+                    nested = record.get(head)
+                    value = nested.get(tail) if isinstance(nested, dict) else None
+                if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                    found[name] = str(value)
+                    break
+        if "msg" in found:
+            envelope.message = found["msg"]
+        if "ts" in found:
+            envelope.ts = parse_timestamp(found["ts"], "iso", self.zone) or (
+                parse_timestamp(found["ts"], "epoch", self.zone) if found["ts"].replace(".", "").isdigit() else None
+            )
+        envelope.level = found.get("level", envelope.level)
+        envelope.logger = found.get("logger", envelope.logger)
+        envelope.thread = found.get("thread", envelope.thread)
+        envelope.node = envelope.node or found.get("node")
+        envelope.layout = "json"
+
+    def _apply_layout(self, text: str, envelope: Envelope, headers_only: bool = False) -> None:
+        layouts = self._preferred + [lay for lay in self.catalog.layouts if lay not in self._preferred]
+        for layout in layouts:
+            is_header = "(?<msg>" not in layout.regex
+            if headers_only != is_header:
+                continue
+            m = layout.compiled.match(text)
+            if not m:
+                continue
+            groups = m.groupdict()
+            if groups.get("ts"):
+                envelope.ts = parse_timestamp(groups["ts"], layout.ts_format, self.zone) or envelope.ts
+            envelope.level = groups.get("level") or envelope.level
+            envelope.logger = groups.get("logger") or envelope.logger
+            envelope.thread = groups.get("thread") or envelope.thread
+            envelope.node = envelope.node or groups.get("node")
+            if groups.get("msg") is not None:
+                envelope.message = groups["msg"]
+            envelope.layout = layout.id
+            if not headers_only:
+                self._preferred[:] = [layout]
+            return
+
+
+def context_fields(message: str, catalog: Catalog) -> dict[str, str]:
+    """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …)."""
+    fields: dict[str, str] = {}
+    for prefix in catalog.context_prefixes:
+        m = prefix.compiled.search(message)
+        if not m:
+            continue
+        for group, value in m.groupdict().items():
+            if value is not None:
+                fields.setdefault(FIELD_BY_GROUP[group], value)
+    return fields

@@ -1,0 +1,143 @@
+"""The event table: one schema for every engine, analyzer and renderer.
+
+Everything downstream of the catalogs speaks in these columns and event kinds.
+Regex named groups in ``patterns/`` use the camelCase spelling of a column
+(Java accepts only letters and digits in group names); :data:`FIELD_BY_GROUP`
+maps them back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+UTC_MICROS = pl.Datetime("us", "UTC")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: pl.DataType
+    doc: str
+    extracted: bool = False  # may be filled by a catalog regex group or constant
+
+    @property
+    def group_name(self) -> str:
+        """The regex group name for this column (``group_id`` → ``groupId``)."""
+        head, *rest = self.name.split("_")
+        return head + "".join(part.title() for part in rest)
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("ts", UTC_MICROS, "event time in UTC; null when the line carries no timestamp"),
+    Column("file", pl.Utf8, "input file the line came from ('-' for stdin)"),
+    Column("line", pl.Int64, "1-based line number of the record's first line in its file"),
+    Column("node", pl.Utf8, "broker or client node: log prefix (docker/kubectl/CSV host) or file name"),
+    Column("component", pl.Utf8, "broker, consumer, streams, connect or librdkafka"),
+    Column("kind", pl.Utf8, "event kind, one of KINDS"),
+    Column("pattern_id", pl.Utf8, "id of the catalog entry that matched"),
+    Column("group_id", pl.Utf8, "consumer group id (Streams application.id, Connect group)", True),
+    Column("generation", pl.Int64, "classic generation id (the OLD generation for rebalance_start)", True),
+    Column("group_epoch", pl.Int64, "KIP-848 group epoch", True),
+    Column("member_epoch", pl.Int64, "KIP-848 member epoch", True),
+    Column("member_id", pl.Utf8, "group member id as printed", True),
+    Column("instance_id", pl.Utf8, "group.instance.id of a static member", True),
+    Column("client_id", pl.Utf8, "client.id (from the log-context prefix or the message)", True),
+    Column("thread", pl.Utf8, "thread name (envelope, or Streams stream-thread prefix)", True),
+    Column("reason", pl.Utf8, "rebalance / leave / join reason or cause as printed", True),
+    Column("state", pl.Utf8, "new state (group, member, thread or client state)", True),
+    Column("prev_state", pl.Utf8, "previous state in a state transition", True),
+    Column("leader", pl.Boolean, "true when the line shows this member leading the group", True),
+    Column("leader_id", pl.Utf8, "member id of the group leader when printed", True),
+    Column("protocol", pl.Utf8, "classic or consumer (KIP-848); eager / cooperative when printed", True),
+    Column("assignor", pl.Utf8, "partition assignor / selected protocol name", True),
+    Column("partitions", pl.Utf8, "partitions or tasks as printed", True),
+    Column("member_count", pl.Int64, "members (consumers) in the generation", True),
+    Column("client_count", pl.Int64, "Streams client nodes in the rebalance", True),
+    Column("coordinator", pl.Utf8, "coordinator as printed (broker id on broker lines)", True),
+    Column("offsets_partition", pl.Int64, "__consumer_offsets partition hosting the group", True),
+    Column("error", pl.Utf8, "error name or message", True),
+    Column("duration_ms", pl.Int64, "a duration the line reports, in milliseconds", True),
+    Column("scheduled_for", pl.Utf8, "time a followup/probing rebalance is scheduled for, as printed", True),
+    Column("level", pl.Utf8, "log level from the envelope (or librdkafka syslog level)"),
+    Column("logger", pl.Utf8, "logger / class name from the envelope"),
+    Column("raw", pl.Utf8, "the record as read: first line plus continuation lines"),
+)
+
+SCHEMA: dict[str, pl.DataType] = {c.name: c.dtype for c in COLUMNS}
+COLUMN_NAMES: tuple[str, ...] = tuple(SCHEMA)
+EXTRACTED: tuple[Column, ...] = tuple(c for c in COLUMNS if c.extracted)
+FIELD_BY_GROUP: dict[str, str] = {c.group_name: c.name for c in EXTRACTED}
+INTEGER_FIELDS = frozenset(c.name for c in EXTRACTED if c.dtype == pl.Int64)
+
+COMPONENTS = ("broker", "consumer", "streams", "connect", "librdkafka")
+
+KINDS: dict[str, str] = {
+    # coordinator (broker) view of a group
+    "rebalance_start": "the coordinator starts a rebalance (generation = old generation, reason)",
+    "group_stabilized": "join phase complete: a new generation is formed (generation, member_count)",
+    "assignment_received": "the leader's SyncGroup assignment is stored; the group is Stable",
+    "group_state_change": "the group becomes Empty, Dead or another state outside a rebalance",
+    "rebalance_failed": "the join phase ends without the group moving to a next generation",
+    "member_joined": "the coordinator admits a member (new member id, or a rejoin)",
+    "member_left": "a member leaves through an explicit LeaveGroup",
+    "member_expired": "the coordinator removes a member whose session (heartbeat) expired",
+    "member_removed": "the coordinator removes a member for another reason (join/sync timeout, admin)",
+    "member_fenced": "a member is fenced (static member replaced, epoch mismatch, rebalance timeout)",
+    "static_member_rejoined": "a static member rejoins with its group.instance.id (possibly without a rebalance)",
+    "group_epoch_bumped": "KIP-848: the group epoch is bumped (subscription or membership changed)",
+    "target_assignment": "KIP-848: a new target assignment is computed",
+    "member_assignment": "KIP-848: a member's assignment / epoch changes (broker view)",
+    "coordinator_elected": "a broker becomes coordinator of a __consumer_offsets partition and loads it",
+    "coordinator_resigned": "a broker gives up a __consumer_offsets partition and unloads it",
+    "group_loaded": "a group is loaded into the coordinator cache (failover target side)",
+    "group_unloaded": "a group is unloaded from the coordinator cache (failover source side)",
+    "coordinator_error": "the coordinator fails to load, store or serve group metadata",
+    "coordinator_lifecycle": "group coordinator component starts up or shuts down",
+    # member (client) view
+    "join_requested": "a member decides to (re)join, with its reason",
+    "join_start": "a member sends JoinGroup ((Re-)joining group) / rebalance started",
+    "join_succeeded": "JoinGroup succeeded: the member is in generation N",
+    "join_failed": "JoinGroup failed",
+    "sync_succeeded": "SyncGroup succeeded: the member received its assignment",
+    "sync_failed": "SyncGroup failed (e.g. the group began another rebalance)",
+    "leader_assignment": "this member is the leader and computes the assignment",
+    "partitions_assigned": "partitions (or tasks) assigned to the member",
+    "partitions_revoked": "partitions revoked from the member",
+    "partitions_lost": "partitions lost by the member (no longer in the group)",
+    "heartbeat_failed": "a heartbeat failed (rebalancing, unknown member, illegal generation, …)",
+    "session_timeout": "the member's session timed out without a heartbeat response",
+    "poll_timeout": "max.poll.interval.ms expired: the member leaves the group",
+    "leave_group": "the member sends LeaveGroup (close, unsubscribe, poll timeout)",
+    "generation_reset": "the member resets its generation / member id",
+    "member_state_change": "member state machine transition (KIP-848 consumer, librdkafka cgrp)",
+    "reconciliation": "KIP-848 client reconciles a new target assignment",
+    "coordinator_discovered": "the member found its group coordinator",
+    "coordinator_lost": "the member marks its coordinator dead / unavailable",
+    "commit_failed": "an offset commit failed because of a rebalance or fencing",
+    "subscription_changed": "the member's subscription changed",
+    "consumer_lifecycle": "consumer or client start / close",
+    # Kafka Streams
+    "streams_client_state": "KafkaStreams client state transition (RUNNING, REBALANCING, …)",
+    "streams_thread_state": "StreamThread state transition",
+    "streams_participants": "Streams leader: client nodes and consumers participating in this rebalance",
+    "streams_assignment": "Streams leader computed an assignment (stable or not)",
+    "followup_rebalance": "a followup rebalance is requested or triggered (tasks changing ownership)",
+    "probing_rebalance": "a probing rebalance is scheduled (warm-up tasks catching up)",
+    "version_probing": "version probing rebalance (rolling upgrade of the subscription version)",
+    "shutdown_requested": "a Streams client requests the application to shut down",
+    "thread_replaced": "a stream thread is replaced or added after an error",
+    "thread_failed": "a stream thread died with an uncaught exception",
+    "task_migrated": "tasks migrated / fenced / closed as zombies during a rebalance",
+    "task_handling": "tasks created, suspended, closed or resumed around a rebalance",
+    # anything else the catalogs keep for the reader
+    "diagnostic": "rebalance-related detail analyzers do not need (config, assignor internals, …)",
+}
+
+BUCKETS = ("matched", "relevant_unmatched", "irrelevant", "unreadable")
+
+
+def empty_table() -> pl.DataFrame:
+    """An event table with no rows, for inputs where nothing matched."""
+    return pl.DataFrame(schema=SCHEMA)

@@ -1,0 +1,60 @@
+"""Catalogs test themselves: every example line comes out as its own pattern with the expected fields.
+
+Scenario: someone edits a regex in patterns/. The examples written next to it (real wording from
+the Kafka source at the versions the entry claims) must still produce exactly that entry's event,
+with the fields an analyzer will read.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rebalance_doctor.catalog import load_catalog
+from rebalance_doctor.events import build_event, match_message
+from rebalance_doctor.records import EnvelopeReader
+
+CATALOG = load_catalog()
+EXAMPLES = [(p, i, e) for p in CATALOG.patterns for i, e in enumerate(p.examples)]
+
+
+@pytest.mark.parametrize(("pattern", "index", "example"), EXAMPLES, ids=[f"{p.id}#{i}" for p, i, _ in EXAMPLES])
+def test_example_matches_its_own_pattern(pattern, index, example) -> None:
+    match = match_message(example.line, CATALOG)
+    assert match is not None, f"{pattern.where}: example {index} matches no pattern"
+    assert match.pattern.id == pattern.id, f"{pattern.where}: example {index} is taken by {match.pattern.id} ({match.pattern.where})"
+    event = build_event(match, raw=example.line, file="example.log", line=1, file_node="example", reader=EnvelopeReader(CATALOG))
+    for name, expected in example.fields.items():
+        assert event[name] == expected, f"{pattern.where}: example {index} field {name}: {event[name]!r} != {expected!r}"
+
+
+@pytest.mark.parametrize("layout", CATALOG.layouts, ids=lambda layout: layout.id)
+def test_layout_examples_read_their_envelope(layout) -> None:
+    for example in layout.examples:
+        m = layout.compiled.match(_strip_outer(example.line))
+        assert m, f"{layout.path}:{layout.line}: example does not match: {example.line!r}"
+        for name, expected in example.fields.items():
+            assert m.group(name) == expected, f"{layout.path}:{layout.line}: {name}: {m.group(name)!r} != {expected!r}"
+
+
+@pytest.mark.parametrize("prefix", CATALOG.outer_prefixes + CATALOG.context_prefixes, ids=lambda p: p.id)
+def test_prefix_examples_yield_their_fields(prefix) -> None:
+    from rebalance_doctor.schema import FIELD_BY_GROUP
+
+    for example in prefix.examples:
+        m = prefix.compiled.search(example.line)
+        assert m, f"{prefix.path}:{prefix.line}: example does not match: {example.line!r}"
+        got = {FIELD_BY_GROUP.get(k, k): v for k, v in m.groupdict().items() if v is not None}
+        for name, expected in example.fields.items():
+            assert got.get(name) == expected, f"{prefix.path}:{prefix.line}: {name}: {got.get(name)!r} != {expected!r}"
+
+
+def _strip_outer(line: str) -> str:
+    for _ in range(4):
+        for prefix in CATALOG.outer_prefixes:
+            m = prefix.compiled.match(line)
+            if m and m.end() > 0:
+                line = line[m.end():]
+                break
+        else:
+            break
+    return line
