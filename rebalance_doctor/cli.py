@@ -169,11 +169,12 @@ def events(
 @app.command()
 def grep(
     args: Annotated[list[str], typer.Argument(help="[TEXT] PATH…: TEXT (a regex over the log line, smart case) is optional; "
-                                                  "the first argument is taken as TEXT when it is not an existing path.", show_default=False)] = None,
+                                                  "the first argument is TEXT unless it is (or looks like) a path; use -e TEXT to be explicit.", show_default=False)] = None,
     kind: Kinds = [],
     group: Groups = [],
     member: Members = [],
     generation: Annotated[list[int], typer.Option("--generation", help="Only this generation (or KIP-848 epoch); repeatable.", metavar="N")] = [],
+    text: Annotated[Optional[str], typer.Option("--regexp", "-e", help="TEXT given explicitly (when it could be mistaken for a path).", metavar="TEXT")] = None,
     count: Annotated[bool, typer.Option("--count", "-c", help="Print the number of matching events per file.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help="Print only the original log lines (merged in time order).")] = False,
     json: Annotated[bool, typer.Option("--json", help="One JSON object per matching event (same fields as `events --format ndjson`).")] = False,
@@ -206,8 +207,7 @@ def grep(
     _set_colour(color)
     _check_kinds(kind)
     args = list(args or [])
-    text = None
-    if args and args[0] != "-" and not os.path.exists(args[0]) and not _is_glob_with_matches(args[0]):
+    if text is None and args and _is_text_not_path(args[0]):
         text, args = args[0], args[1:]
     logs = _load(args, patterns, tz, since, until, group, member, unmatched)
     table = filter_table(logs.events, kinds=tuple(kind), generations=tuple(generation))
@@ -227,10 +227,15 @@ def grep(
         raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
 
 
-def _is_glob_with_matches(arg: str) -> bool:
+def _is_text_not_path(arg: str) -> bool:
+    """The first argument of `grep` is TEXT unless it names a path: an existing one, a glob that
+    matches, or something shaped like a path (a separator or a log-file suffix) — a typo in a path
+    should say "no such file", not search for the typo."""
     import glob
 
-    return any(ch in arg for ch in "*?[") and bool(glob.glob(arg, recursive=True))
+    if arg == "-" or os.path.exists(arg) or (any(ch in arg for ch in "*?[") and glob.glob(arg, recursive=True)):
+        return False
+    return os.sep not in arg and not arg.endswith((".log", ".gz", ".txt", ".json", ".out", ".csv"))
 
 
 @patterns_app.command("list")
@@ -253,6 +258,13 @@ def patterns_list(
         table.add_row(p.id, p.kind, p.component, p.versions, Text(repr(p.anchor)))
     ENV.out.print(table)
     ENV.err.print(Text(f"{len(shown)} of {len(catalog.patterns)} entries; {len(catalog.ignored)} reference wordings ignored with a reason", style="dim"))
+
+
+@patterns_app.command("anchors")
+def patterns_anchors(patterns: PatternDirs = []) -> None:
+    """The prefilter's literals, one per line: `rg -F -f <(rebalance-doctor patterns anchors) logs/`."""
+    catalog = _catalog(patterns)
+    ENV.stdout.write("".join(anchor + "\n" for anchor in catalog.anchors))
 
 
 @patterns_app.command("kinds")

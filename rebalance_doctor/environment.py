@@ -1,27 +1,37 @@
 """The output environment: streams, terminal detection and colour, decided in one place.
 
-Tests build an :class:`Environment` around ``StringIO`` to get deterministic output whatever the
-terminal; the CLI builds one from the real process (``NO_COLOR``, ``--color``, isatty, COLUMNS).
+Tests build an :class:`Environment` around ``StringIO`` (or let typer's CliRunner swap
+``sys.stdout``) to get deterministic output whatever the terminal; the CLI uses the real process
+streams, ``NO_COLOR``, ``--color`` and isatty.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Literal
 
 from rich.console import Console
 
 ColorChoice = Literal["auto", "always", "never"]
+PIPE_WIDTH = 200  # width when output is not a terminal: wide enough that tables rarely wrap
 
 
 @dataclass
 class Environment:
-    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
-    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    stdout_override: IO[str] | None = None
+    stderr_override: IO[str] | None = None
     color: ColorChoice = "auto"
     width: int | None = None
+
+    @property
+    def stdout(self) -> IO[str]:
+        return self.stdout_override or sys.stdout
+
+    @property
+    def stderr(self) -> IO[str]:
+        return self.stderr_override or sys.stderr
 
     def colour_wanted(self, stream: IO[str]) -> bool:
         if self.color == "always":
@@ -37,7 +47,7 @@ class Environment:
             color_system="standard" if colour else None,
             force_terminal=colour,
             no_color=not colour,
-            width=self.width or (None if colour else 200),
+            width=self.width or (None if colour else PIPE_WIDTH),
             highlight=False,
             soft_wrap=True,
         )

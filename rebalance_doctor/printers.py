@@ -96,9 +96,9 @@ def write_file(events: pl.DataFrame, path: Path) -> None:
 
 
 def _detail(row: dict[str, Any]) -> str:
-    if row.get("state"):
-        return f"{row['prev_state']} → {row['state']}" if row.get("prev_state") else f"state={row['state']}"
-    for name in ("reason", "error", "member_count", "partitions", "leader_id", "coordinator"):
+    if row.get("prev_state") and row.get("state"):
+        return f"{row['prev_state']} → {row['state']}"
+    for name in ("reason", "error", "member_count", "partitions", "leader_id", "state", "coordinator"):
         if row.get(name) is not None:
             return f"{name}={row[name]}"
     return ""

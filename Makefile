@@ -1,0 +1,27 @@
+# One-command set-up: a virtual environment with the package (editable) and its test tools.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/rebalance-doctor grep sample_logs/heartbeat-expiry/
+	$(BIN)/rebalance-doctor events sample_logs/ --kind rebalance_start --kind group_stabilized --kind member_expired --kind poll_timeout
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	@command -v rg >/dev/null || { echo "bench needs ripgrep: apt-get install -y ripgrep"; exit 2; }
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache bench/corpus bench/results
