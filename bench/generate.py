@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from rebalance_doctor.catalog import load_catalog
-from rebalance_doctor.events import match_message
+from rebalance_doctor.events import build_event, match_message
 from rebalance_doctor.records import EnvelopeReader
 
 BROKER_NOISE = [
@@ -42,8 +42,8 @@ CLIENT_NOISE = [
 ]
 
 
-def _messages(component: str) -> list[str]:
-    """Rebalance messages (envelope stripped) from the catalogs' examples of one component."""
+def _messages(component: str) -> list[tuple[str, str | None]]:
+    """Rebalance messages (envelope stripped) from the catalogs' examples of one component, with their group id."""
     catalog = load_catalog()
     reader = EnvelopeReader(catalog)
     messages = []
@@ -56,7 +56,8 @@ def _messages(component: str) -> list[str]:
             message = reader.read(example.line).message
             match = match_message(message, catalog)
             if match and match.pattern.id == pattern.id:  # the message alone still matches: usable
-                messages.append(message)
+                group = build_event(match, raw=message, file="", line=0, file_node="", reader=reader)["group_id"]
+                messages.append((message, group if group and len(group) >= 3 else None))
     return messages
 
 
@@ -65,10 +66,10 @@ def _fill(template: str, rng: random.Random, pid: int) -> str:
                            ms=rng.randint(1, 999), pid=pid)
 
 
-def _vary(message: str, rng: random.Random, groups: int) -> str:
+def _vary(message: str, group: str | None, rng: random.Random, groups: int) -> str:
     """Another group and generation, so the table has many groups and generations."""
-    group = f"group-{rng.randrange(groups)}"
-    message = re.sub(r"(groupId=|group )[A-Za-z0-9_.-]+", lambda m: m.group(1) + group, message)
+    if group:
+        message = message.replace(group, f"group-{rng.randrange(groups)}")
     return re.sub(r"(generation |generationId=)\d+", lambda m: m.group(1) + str(rng.randint(1, 5000)), message)
 
 
@@ -90,7 +91,7 @@ def generate(out: Path, size: int, files: int, rebalance_ratio: float, groups: i
             while written < per_file:
                 clock += timedelta(microseconds=rng.randint(100, 3000))
                 if rng.random() < rebalance_ratio:
-                    body = _vary(rng.choice(pool), rng, groups)
+                    body = _vary(*rng.choice(pool), rng, groups)
                     body = f"INFO {body}" if kind == "broker" else f"INFO {pid} --- [ntainer#0-0-C-1] o.a.k.c.c.internals.ConsumerCoordinator  : {body}"
                 else:
                     body = _fill(rng.choice(noise), rng, pid)

@@ -20,14 +20,17 @@ class MessageMatch:
     groups: dict[str, str]  # regex group name → text, only groups that took part
 
 
-def candidate_patterns(text: str, catalog: Catalog) -> list[MessagePattern]:
-    """Patterns whose literal anchor occurs in ``text``, in priority order."""
-    return [p for p in catalog.patterns if p.anchor in text]
+def candidate_patterns(text: str, catalog: Catalog, anchors: list[str] | None = None) -> list[MessagePattern]:
+    """Patterns whose literal anchor occurs in ``text`` (or is in ``anchors``), in priority order."""
+    if anchors is None:
+        anchors = [anchor for anchor in catalog.anchors if anchor in text]
+    by_anchor, priority = catalog.patterns_by_anchor, catalog.priority
+    return sorted({p.id: p for a in anchors for p in by_anchor.get(a, ())}.values(), key=lambda p: priority[p.id])
 
 
-def match_message(text: str, catalog: Catalog) -> MessageMatch | None:
-    """The winning pattern for one line (Python ``regex`` dialect), or None."""
-    for pattern in candidate_patterns(text, catalog):
+def match_message(text: str, catalog: Catalog, anchors: list[str] | None = None) -> MessageMatch | None:
+    """The winning pattern for one line, or None: the first candidate (by priority) whose regex matches."""
+    for pattern in candidate_patterns(text, catalog, anchors):
         m = pattern.compiled.search(text)
         if m:
             return MessageMatch(pattern, {k: v for k, v in m.groupdict().items() if v is not None})

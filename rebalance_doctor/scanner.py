@@ -2,7 +2,8 @@
 
 Irrelevant lines (>99% of an incident's logs) cost one multi-literal prefilter pass
 (Aho-Corasick over every catalog anchor, in Rust) and a keyword pass for the bucket count.
-Full regexes run only on candidates, and only the patterns whose anchor a block contains.
+Full regexes run only on candidate lines, and only those of the anchors the line contains
+(portable regexes: the same in the ``regex`` module, Rust and Java — the tests prove it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from .catalog import Catalog
-from .events import MessageMatch, build_event
+from .events import MessageMatch, build_event, match_message
 from .inputs import InputError, Source, looks_binary, read_blocks
 from .records import EnvelopeReader
 
@@ -87,27 +88,22 @@ class PolarsScanner:
 
     def _scan_block(self, block: bytes, first_line: int, result: FileScan, reader: EnvelopeReader) -> int:
         lines, lossy = _lines(block)
-        if lines.height == 0:
+        texts = lines.to_series()
+        if texts.len() == 0:
             return 0
-        lines = lines.with_row_index("idx").with_columns(
-            candidate=TEXT.str.contains_any(self.anchors),
-            relevant=TEXT.str.contains_any(self.words, ascii_case_insensitive=True),
-            unreadable=TEXT.str.contains(REPLACEMENT_CHAR, literal=True) if lossy else pl.lit(False),
-        )
-        texts = lines["text"]
-        matches = self._match(lines.filter("candidate"))
-        matched_idx: set[int] = set()
+        candidate = texts.str.contains_any(self.anchors)
+        matches = self._match(candidate.arg_true(), texts.filter(candidate))
+        matched_positions: list[int] = []
         for idx in sorted(matches):
-            match = matches[idx]
             raw_lines = [texts[idx]]
-            for follower in range(idx + 1, min(idx + 1 + MAX_CONTINUATION_LINES, lines.height)):
+            for follower in range(idx + 1, min(idx + 1 + MAX_CONTINUATION_LINES, texts.len())):
                 if follower in matches or not _is_continuation(raw_lines[0], texts[follower]):
                     break
                 raw_lines.append(texts[follower])
-            matched_idx.update(range(idx, idx + len(raw_lines)))
+            matched_positions.extend(range(idx, idx + len(raw_lines)))
             result.rows.append(
                 build_event(
-                    match,
+                    matches[idx],
                     raw="\n".join(raw_lines),
                     file=result.source.display,
                     line=first_line + idx + 1,
@@ -116,47 +112,32 @@ class PolarsScanner:
                     previous_line=texts[idx - 1] if idx > 0 else None,
                 )
             )
-        bucketed = lines.with_columns(matched=pl.col("idx").is_in(list(matched_idx))).select(
-            pl.when("matched")
-            .then(pl.lit("matched"))
-            .when("unreadable")
-            .then(pl.lit("unreadable"))
-            .when(pl.col("candidate") | pl.col("relevant"))
-            .then(pl.lit("relevant_unmatched"))
-            .otherwise(pl.lit("irrelevant"))
-            .alias("bucket"),
-            "idx",
-            "text",
-        )
-        for bucket, count in bucketed["bucket"].value_counts().iter_rows():
-            result.buckets[bucket] += count
-        if self.collect_unmatched:
-            unmatched = bucketed.filter(pl.col("bucket") == "relevant_unmatched")
-            result.unmatched.extend((first_line + i + 1, t) for i, t in unmatched.select("idx", "text").iter_rows())
-        return lines.height
+        matched = pl.zeros(texts.len(), pl.Boolean, eager=True).scatter(matched_positions, True)
+        unmatched = ~matched
+        unreadable = texts.str.contains(REPLACEMENT_CHAR, literal=True) & unmatched if lossy else None
+        readable_unmatched = unmatched & ~unreadable if unreadable is not None else unmatched
+        relevant = (candidate | texts.str.contains_any(self.words, ascii_case_insensitive=True)) & readable_unmatched
+        counts = {
+            "matched": int(matched.sum()),
+            "unreadable": int(unreadable.sum()) if unreadable is not None else 0,
+            "relevant_unmatched": int(relevant.sum()),
+        }
+        counts["irrelevant"] = texts.len() - sum(counts.values())
+        result.buckets.update(counts)
+        if self.collect_unmatched and counts["relevant_unmatched"]:
+            result.unmatched.extend(
+                (first_line + int(i) + 1, text) for i, text in zip(relevant.arg_true(), texts.filter(relevant))
+            )
+        return texts.len()
 
-    def _match(self, candidates: pl.DataFrame) -> dict[int, MessageMatch]:
-        """Best catalog match per candidate line: regexes run only for anchors the block contains."""
-        if candidates.height == 0:
+    def _match(self, positions: pl.Series, texts: pl.Series) -> dict[int, MessageMatch]:
+        """Best catalog match per candidate line: only the patterns of the anchors the line contains."""
+        if texts.len() == 0:
             return {}
-        candidates = candidates.with_columns(TEXT.str.strip_suffix("\r"))
-        present = (
-            candidates.select(TEXT.str.extract_many(self.anchors, overlapping=True).explode().unique().drop_nulls())
-            .to_series()
-            .to_list()
-        )
-        priority = self.catalog.priority
-        best: dict[int, tuple[int, MessageMatch]] = {}
-        for anchor in present:
-            holders = candidates.filter(TEXT.str.contains(anchor, literal=True))
-            for pattern in self.catalog.patterns_by_anchor.get(anchor, ()):
-                rank = priority[pattern.id]
-                hits = holders.filter(TEXT.str.contains(pattern.regex))
-                if hits.height == 0:
-                    continue
-                groups = hits.select("idx", TEXT.str.extract_groups(pattern.regex).alias("groups")).unnest("groups")
-                for row in groups.iter_rows(named=True):
-                    idx = row.pop("idx")
-                    if idx not in best or rank < best[idx][0]:
-                        best[idx] = (rank, MessageMatch(pattern, {k: v for k, v in row.items() if v is not None}))
-        return {idx: match for idx, (_, match) in best.items()}
+        anchors = texts.str.extract_many(self.anchors, overlapping=True)
+        matches = {}
+        for idx, text, found in zip(positions, texts.str.strip_suffix("\r"), anchors):
+            match = match_message(text, self.catalog, found)
+            if match is not None:
+                matches[idx] = match
+        return matches
