@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean jdk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,11 @@ demo: $(STAMP)
 	$(BIN)/rebalance-doctor grep sample_logs/heartbeat-expiry/
 	$(BIN)/rebalance-doctor events sample_logs/ --kind rebalance_start --kind group_stabilized --kind member_expired --kind poll_timeout
 
-test: $(STAMP)
+# The Java regex dialect test (Spark's dialect) runs java.util.regex through a single-file Java program.
+jdk:
+	@command -v javac >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless; }
+
+test: $(STAMP) jdk
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -1,0 +1,121 @@
+"""One regex dialect for every engine: each catalog regex extracts the same fields from its examples
+in the Python `regex` module, in polars (Rust `regex`) and in java.util.regex (Spark's dialect).
+
+Scenario: a catalog author writes a pattern that works in Python but that Rust or Java reads
+differently (a look-around, a possessive quantifier, `\\Z`, a leading `]` in a class…). The polars
+engine would then silently miss lines, or Spark would produce a different event table.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from rebalance_doctor.catalog import load_catalog, portability_problems
+from rebalance_doctor.schema import FIELD_BY_GROUP
+
+CATALOG = load_catalog()
+JAVA_CHECK = Path(__file__).parent / "java" / "RegexCheck.java"
+
+
+def _cases():
+    """(case id, regex, group names, text) for every message pattern, layout and prefix example."""
+    cases = []
+    for pattern in CATALOG.patterns:
+        for i, example in enumerate(pattern.examples):
+            cases.append((f"{pattern.id}#{i}", pattern.regex, example.line.split("\n")[0]))
+    for entry in CATALOG.context_prefixes + CATALOG.outer_prefixes + CATALOG.layouts:
+        for i, example in enumerate(entry.examples):
+            cases.append((f"{entry.id}#{i}", entry.regex, example.line))
+    return cases
+
+
+CASES = _cases()
+
+
+def _groups(regex: str) -> list[str]:
+    import regex as re_module
+
+    return list(re_module.compile(regex).groupindex)
+
+
+def _python(regex: str, text: str) -> dict[str, str | None] | None:
+    import regex as re_module
+
+    m = re_module.search(regex, text)
+    return None if m is None else {name: m.group(name) for name in _groups(regex)}
+
+
+def test_rust_regex_extracts_what_python_extracts():
+    mismatches = []
+    frame = pl.DataFrame({"text": [c[2] for c in CASES]})
+    for row, (case_id, regex, text) in enumerate(CASES):
+        expected = _python(regex, text)
+        single = frame.slice(row, 1)
+        matched = single.select(pl.col("text").str.contains(regex)).item()
+        if not matched:
+            got = None
+        elif _groups(regex):
+            got = single.select(pl.col("text").str.extract_groups(regex)).item()
+        else:
+            got = {}
+        if got != expected:
+            mismatches.append(f"{case_id}: python {expected} rust {got}")
+    assert not mismatches, "\n".join(mismatches[:20])
+
+
+def test_java_regex_extracts_what_python_extracts():
+    assert shutil.which("java"), "needs a JDK 17+ on PATH (make test installs openjdk-17-jdk-headless)"
+    def esc(value: str) -> str:
+        return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+    lines = [f"{esc(cid)}\t{esc(rx)}\t{','.join(_groups(rx))}\t{esc(text)}" for cid, rx, text in CASES]
+    result = subprocess.run(
+        ["java", str(JAVA_CHECK)], input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=300, check=True
+    )
+    mismatches = []
+    for (case_id, regex, text), out in zip(CASES, result.stdout.splitlines(), strict=True):
+        cells = out.split("\t")[1:]
+        expected = _python(regex, text)
+        if cells and cells[0].startswith("error:"):
+            mismatches.append(f"{case_id}: java cannot compile: {cells[0]}")
+            continue
+        got = None if cells == ["nomatch"] else {
+            name: (None if value == "\\0" else value.replace("\\t", "\t").replace("\\n", "\n").replace("\\r", "\r").replace("\\\\", "\\"))
+            for name, value in zip(_groups(regex), cells)
+        }
+        if got != expected:
+            mismatches.append(f"{case_id}: python {expected} java {got}")
+    assert not mismatches, "\n".join(mismatches[:20])
+
+
+@pytest.mark.parametrize(
+    ("regex", "problem"),
+    [
+        (r"(?<=Member )\w+", "look-around"),
+        (r"(?!x)group", "look-around"),
+        (r"(a)\1", "back-reference"),
+        (r"(?P<groupId>\w+)", "(?<name>"),
+        (r"(?<group_id>\w+)", "not a Java group name"),
+        (r"(?<nosuch>\w+)", "unknown group name"),
+        (r"a++", "possessive"),
+        (r"(?>a)", "atomic"),
+        (r"x\Z", "escape \\Z"),
+        (r"[]a]", "leading ']'"),
+        (r"[a[b]]", "nested '['"),
+        (r"(a+)+b", "unbounded repetition nested"),
+        (r"(?:x\s*)*y", "unbounded repetition nested"),
+    ],
+)
+def test_non_portable_constructs_are_rejected(regex: str, problem: str):
+    problems = portability_problems(regex, set(FIELD_BY_GROUP))
+    assert any(problem in p for p in problems), problems
+
+
+def test_portable_constructs_are_accepted():
+    regex = r"Preparing to re(?:balance|stabilize) group (?<groupId>.+?) with old generation (?<generation>-?\d+)(?: \(reason: (?<reason>[^)]*)\))?[\s*]*$"
+    assert portability_problems(regex, set(FIELD_BY_GROUP)) == []
