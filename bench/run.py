@@ -17,6 +17,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,11 +27,13 @@ TOOL = [sys.executable, "-m", "rebalance_doctor"]
 
 
 def measure(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one run; stdout discarded."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
+    """Wall seconds and peak RSS (MB) of one run."""
+    # stdout goes to a real file: GNU grep stops at the first match when it sees /dev/null
+    with tempfile.TemporaryFile() as sink:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode not in (0, 1):
         raise SystemExit(f"benchmark command failed ({process.returncode}): {' '.join(command)}")

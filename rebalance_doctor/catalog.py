@@ -31,7 +31,6 @@ from .schema import COMPONENTS, FIELD_BY_GROUP, INTEGER_FIELDS, KINDS, SCHEMA
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "patterns"
 
-CACHE_FORMAT = "catalog-cache-v1"  # bump when the dataclasses below change shape
 ENVELOPE_GROUPS = frozenset({"ts", "level", "logger", "thread", "node", "msg"})
 CONTEXT_GROUPS = frozenset({"groupId", "clientId", "instanceId", "thread", "coordinator", "memberId"})
 
@@ -83,7 +82,7 @@ def portability_problems(source: str, allowed_groups: frozenset[str] | set[str])
                 problems.append("nested '[' inside a character class is not portable (escape it)")
             elif source.startswith("&&", i) or source.startswith("--", i) or source.startswith("~~", i):
                 problems.append("character-class set operations are not portable")
-            elif ch == "]" and not source[i - 1] == "[" and not source[i - 2 : i] == "[^":
+            elif ch == "]":
                 in_class = False
             i += 1
             continue
@@ -444,8 +443,8 @@ def _yaml_files(directory: Path) -> list[Path]:
 def _bundled_catalog() -> Catalog:
     """The bundled catalogs, validated once per content: later runs unpickle the result (~10 ms)."""
     files = _yaml_files(BUNDLED_DIR)
-    digest = hashlib.sha256(CACHE_FORMAT.encode())
-    for path in files:
+    digest = hashlib.sha256()
+    for path in (Path(__file__), Path(__file__).with_name("schema.py"), *files):  # the validator is part of the key
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rebalance-doctor" / f"catalog-{digest.hexdigest()[:24]}.pickle"
     try:

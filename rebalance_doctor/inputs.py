@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-BLOCK_SIZE = 32 * 1024 * 1024
+BLOCK_SIZE = 8 * 1024 * 1024  # measured: 32 MB blocks doubled peak RSS for no speed gain
 BINARY_SNIFF = 8192
 STDIN_NAME = "-"
 

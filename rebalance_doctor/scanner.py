@@ -126,7 +126,7 @@ class PolarsScanner:
         result.buckets.update(counts)
         if self.collect_unmatched and counts["relevant_unmatched"]:
             result.unmatched.extend(
-                (first_line + int(i) + 1, text) for i, text in zip(relevant.arg_true(), texts.filter(relevant))
+                (first_line + int(i) + 1, text) for i, text in zip(relevant.arg_true(), texts.filter(relevant), strict=True)
             )
         return texts.len()
 
@@ -136,7 +136,7 @@ class PolarsScanner:
             return {}
         anchors = texts.str.extract_many(self.anchors, overlapping=True)
         matches = {}
-        for idx, text, found in zip(positions, texts.str.strip_suffix("\r"), anchors):
+        for idx, text, found in zip(positions, texts.str.strip_suffix("\r"), anchors, strict=True):
             match = match_message(text, self.catalog, found)
             if match is not None:
                 matches[idx] = match

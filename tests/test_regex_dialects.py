@@ -86,7 +86,7 @@ def test_java_regex_extracts_what_python_extracts():
             continue
         got = None if cells == ["nomatch"] else {
             name: (None if value == "\\0" else value.replace("\\t", "\t").replace("\\n", "\n").replace("\\r", "\r").replace("\\\\", "\\"))
-            for name, value in zip(_groups(regex), cells)
+            for name, value in zip(_groups(regex), cells, strict=True)
         }
         if got != expected:
             mismatches.append(f"{case_id}: python {expected} java {got}")
