@@ -72,6 +72,7 @@ def build_event(
         pattern_id=match.pattern.id,
         level=envelope.level,
         logger=envelope.logger,
+        message=envelope.message,
         raw=raw,
     )
     return row

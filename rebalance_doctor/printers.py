@@ -133,7 +133,8 @@ def print_table(events: pl.DataFrame, console: Console) -> None:
 
 
 def print_grep(events: pl.DataFrame, console: Console, raw_only: bool) -> None:
-    """One event per line, merged across nodes in time order (``--raw``: just the log lines)."""
+    """One event per line, merged across nodes in time order: time, node, kind and the message without its
+    envelope (``--raw``: the original log records instead)."""
     for row in events.iter_rows(named=True):
         if raw_only:
             console.print(Text(visible(row["raw"])), soft_wrap=True)
@@ -146,7 +147,7 @@ def print_grep(events: pl.DataFrame, console: Console, raw_only: bool) -> None:
                 " ",
                 (row["kind"], KIND_STYLES.get(row["kind"], "bold")),
                 " ",
-                visible(row["raw"]),
+                visible(row["message"]),
             ),
             soft_wrap=True,
         )

@@ -176,6 +176,17 @@ class EnvelopeReader:
             return
 
 
+def node_prefix(line: str, catalog: Catalog) -> str:
+    """The docker-compose / kubectl prefix that starts a line ('' when none): every line of a
+    multi-line record carries it again, so continuation is judged after it."""
+    for prefix in catalog.outer_prefixes:
+        if "(?<node>" in prefix.regex:
+            m = prefix.compiled.match(line)
+            if m:
+                return m.group(0)
+    return ""
+
+
 def context_fields(message: str, catalog: Catalog) -> dict[str, str]:
     """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …)."""
     fields: dict[str, str] = {}

@@ -18,7 +18,7 @@ import polars as pl
 from .catalog import Catalog
 from .events import MessageMatch, build_event, match_message
 from .inputs import InputError, Source, looks_binary, read_blocks
-from .records import EnvelopeReader
+from .records import EnvelopeReader, node_prefix
 
 TEXT = pl.col("text")
 MAX_CONTINUATION_LINES = 500
@@ -53,12 +53,18 @@ def _count_lines(block: bytes) -> int:
     return block.count(b"\n") + (not block.endswith(b"\n"))
 
 
-def _is_continuation(record: str, line: str) -> bool:
-    """A line continues the record above when it is indented deeper (stack traces, Streams summaries)."""
+def _is_continuation(record: str, line: str, prefix: str) -> bool:
+    """A line continues the record above when it is indented deeper (stack traces, Streams summaries,
+    config dumps), after the node prefix both lines repeat (kubectl --prefix, docker-compose)."""
+    if prefix:
+        if not line.startswith(prefix):
+            return False
+        record, line = record[len(prefix) :], line[len(prefix) :]
     if not line.strip():
         return False
     indent = len(record) - len(record.lstrip())
-    return line[:indent].strip() == "" and line[indent : indent + 1] in (" ", "\t") or line.startswith("Caused by: ")
+    deeper = line[:indent].strip() == "" and line[indent : indent + 1] in (" ", "\t")
+    return deeper or line.lstrip().startswith("Caused by: ")
 
 
 class PolarsScanner:
@@ -96,8 +102,9 @@ class PolarsScanner:
         matched_positions: list[int] = []
         for idx in sorted(matches):
             raw_lines = [texts[idx]]
+            prefix = node_prefix(raw_lines[0], self.catalog)
             for follower in range(idx + 1, min(idx + 1 + MAX_CONTINUATION_LINES, texts.len())):
-                if follower in matches or not _is_continuation(raw_lines[0], texts[follower]):
+                if follower in matches or not _is_continuation(raw_lines[0], texts[follower], prefix):
                     break
                 raw_lines.append(texts[follower])
             matched_positions.extend(range(idx, idx + len(raw_lines)))

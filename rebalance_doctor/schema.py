@@ -62,6 +62,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("scheduled_for", pl.Utf8, "time a followup/probing rebalance is scheduled for, as printed", True),
     Column("level", pl.Utf8, "log level from the envelope (or librdkafka syslog level)"),
     Column("logger", pl.Utf8, "logger / class name from the envelope"),
+    Column("message", pl.Utf8, "the first line's message without its envelope (time, level, thread, logger)"),
     Column("raw", pl.Utf8, "the record as read: first line plus continuation lines"),
 )
 
@@ -118,6 +119,7 @@ KINDS: dict[str, str] = {
     "commit_failed": "an offset commit failed because of a rebalance or fencing",
     "subscription_changed": "the member's subscription changed",
     "consumer_lifecycle": "consumer or client start / close",
+    "client_config": "a client's configuration dump at start-up (session.timeout.ms, max.poll.interval.ms, … in raw)",
     # Kafka Streams
     "streams_client_state": "KafkaStreams client state transition (RUNNING, REBALANCING, …)",
     "streams_thread_state": "StreamThread state transition",
