@@ -109,6 +109,8 @@ def _load(paths, patterns, tz, since, until, groups, members, unmatched):
     err.print(bucket_summary(logs.buckets, logs.files_read))
     if logs.files_read == 0:
         raise _fail("nothing could be read")
+    if logs.lines_read == 0:
+        err.print(Text("rebalance-doctor: the input is empty (no lines to read)", style="yellow"))
     return logs
 
 

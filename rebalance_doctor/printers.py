@@ -147,7 +147,7 @@ def print_grep(events: pl.DataFrame, console: Console, raw_only: bool) -> None:
                 " ",
                 (row["kind"], KIND_STYLES.get(row["kind"], "bold")),
                 " ",
-                visible(row["message"]),
+                visible((row["message"] or "").split("\n", 1)[0]),
             ),
             soft_wrap=True,
         )

@@ -218,3 +218,10 @@ def test_events_written_to_a_file(tmp_path: Path, fmt: str):
     table = {"parquet": pl.read_parquet, "csv": pl.read_csv, "ndjson": pl.read_ndjson}[fmt](out)
     assert table.height == 13 and "raw" in table.columns
     assert not list(tmp_path.glob(".*partial"))
+
+
+def test_empty_input_is_reported(tmp_path: Path):
+    (tmp_path / "empty.log").write_bytes(b"")
+    result = run("grep", str(tmp_path / "empty.log"))
+    assert result.exit_code == 1 and "the input is empty" in result.stderr
+    assert "0 lines in 1 file" in result.stderr
