@@ -27,12 +27,13 @@ from typing import Any
 import regex
 import yaml
 
-from .schema import COMPONENTS, FIELD_BY_GROUP, INTEGER_FIELDS, KINDS, SCHEMA
+from .schema import CAUSES, COMPONENTS, FIELD_BY_GROUP, INTEGER_FIELDS, KINDS, SCHEMA, SYMPTOM
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "patterns"
 
 ENVELOPE_GROUPS = frozenset({"ts", "level", "logger", "thread", "node", "msg"})
 CONTEXT_GROUPS = frozenset({"groupId", "clientId", "instanceId", "thread", "coordinator", "memberId"})
+REASON_GROUPS = frozenset({"memberId", "instanceId"})
 
 
 class CatalogError(ValueError):
@@ -249,6 +250,22 @@ class ContextPrefix:
 
 
 @dataclass(frozen=True)
+class ReasonRule:
+    """Reason text (broker `reason: …`, client `due to: …`) → the cause it names, or ``symptom``."""
+
+    id: str
+    cause: str
+    regex: str
+    examples: tuple[Example, ...]
+    path: str
+    line: int
+
+    @functools.cached_property
+    def compiled(self) -> regex.Pattern:
+        return regex.compile(self.regex)
+
+
+@dataclass(frozen=True)
 class IgnoredWording:
     """A reference wording deliberately left out of the catalogs, and why."""
 
@@ -265,6 +282,7 @@ class Catalog:
     outer_prefixes: list[ContextPrefix] = field(default_factory=list)
     context_prefixes: list[ContextPrefix] = field(default_factory=list)
     relevance_words: list[str] = field(default_factory=list)
+    reasons: list[ReasonRule] = field(default_factory=list)
     ignored: list[IgnoredWording] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
 
@@ -400,6 +418,22 @@ def _layout(entry: dict, path: Path) -> Layout:
     )
 
 
+def _reason_rule(entry: dict, path: Path) -> ReasonRule:
+    cause = _require(entry, "cause", path)
+    if cause not in CAUSES and cause != SYMPTOM:
+        raise CatalogError(path, entry["__line__"], f"cause must be one of {', '.join(CAUSES)} or {SYMPTOM}")
+    source = _require(entry, "regex", path)
+    _compile_checked(source, REASON_GROUPS, path, entry["__line__"])
+    return ReasonRule(
+        id=_require(entry, "id", path),
+        cause=cause,
+        regex=source,
+        examples=_examples(entry, path, required=True),
+        path=str(path),
+        line=entry["__line__"],
+    )
+
+
 def _add_file(catalog: Catalog, path: Path, user: bool) -> None:
     data = _read_yaml(path)
     catalog.sources.append(str(path))
@@ -424,6 +458,11 @@ def _add_file(catalog: Catalog, path: Path, user: bool) -> None:
         catalog.outer_prefixes += outer
         catalog.context_prefixes += context
     catalog.relevance_words += [str(w) for w in data.get("relevance_words") or []]
+    rules = [_reason_rule(e, path) for e in data.get("reasons") or []]
+    if user:
+        catalog.reasons[:0] = rules
+    else:
+        catalog.reasons += rules
 
 
 def _check_unique_ids(catalog: Catalog) -> None:

@@ -37,13 +37,30 @@ def match_message(text: str, catalog: Catalog, anchors: list[str] | None = None)
     return None
 
 
+def classify_reason(reason: str, catalog: Catalog) -> tuple[str, dict[str, str]] | None:
+    """The cause a reason text names (first rule of patterns/reasons.yaml that matches), with the
+    member it names."""
+    for rule in catalog.reasons:
+        m = rule.compiled.search(reason)
+        if m:
+            return rule.cause, {FIELD_BY_GROUP[k]: v for k, v in m.groupdict().items() if v is not None}
+    return None
+
+
 def event_fields(match: MessageMatch, envelope: Envelope, catalog: Catalog) -> dict[str, Any]:
-    """Extracted fields: the message's own groups win over catalog constants and context prefixes."""
+    """Extracted fields: the message's own groups win over catalog constants and context prefixes;
+    the reason's cause (and the member it names) fill what is still empty."""
     fields: dict[str, Any] = dict(context_fields(envelope.message, catalog))
     if envelope.thread and "thread" not in fields:
         fields["thread"] = envelope.thread
     fields.update(match.pattern.constants)
     fields.update({FIELD_BY_GROUP[group]: value for group, value in match.groups.items()})
+    if fields.get("reason") and "cause" not in fields:
+        classified = classify_reason(fields["reason"], catalog)
+        if classified:
+            fields["cause"] = classified[0]
+            for name, value in classified[1].items():
+                fields.setdefault(name, value)
     return {name: coerce_field(name, value) for name, value in fields.items()}
 
 

@@ -60,6 +60,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("error", pl.Utf8, "error name or message", True),
     Column("duration_ms", pl.Int64, "a duration the line reports, in milliseconds", True),
     Column("scheduled_for", pl.Utf8, "time a followup/probing rebalance is scheduled for, as printed", True),
+    Column("cause", pl.Utf8, "what the reason says started a rebalance (CAUSES), 'symptom', or null (patterns/reasons.yaml)", True),
     Column("level", pl.Utf8, "log level from the envelope (or librdkafka syslog level)"),
     Column("logger", pl.Utf8, "logger / class name from the envelope"),
     Column("message", pl.Utf8, "the first line's message without its envelope (time, level, thread, logger)"),
@@ -136,6 +137,26 @@ KINDS: dict[str, str] = {
     # anything else the catalogs keep for the reader
     "diagnostic": "rebalance-related detail analyzers do not need (config, assignor internals, …)",
 }
+
+# Why a rebalance happened: the vocabulary of root causes (patterns/reasons.yaml maps reason texts onto it).
+CAUSES: dict[str, str] = {
+    "heartbeat_expiry": "the coordinator expired a member whose heartbeats stopped (session.timeout.ms)",
+    "poll_timeout": "a member exceeded max.poll.interval.ms between polls and left the group",
+    "member_join": "a member joined (start-up, scale-out, restart with a new member id)",
+    "member_leave": "a member left on purpose (close, unsubscribe, admin removal)",
+    "cooperative_followup": "a cooperative rebalance's second round, after partitions were revoked",
+    "probing_rebalance": "Kafka Streams probing rebalance to move caught-up warm-up tasks (probing.rebalance.interval.ms)",
+    "version_probing": "Kafka Streams version probing during a rolling upgrade",
+    "host_endpoint_change": "a Kafka Streams instance changed its application.server endpoint",
+    "shutdown_requested": "a Kafka Streams client requested the application to shut down",
+    "enforced": "a client asked for a rebalance for another reason (enforceRebalance, task corruption, topology change)",
+    "metadata_change": "subscription, partition count or topic metadata changed",
+    "coordinator_change": "the group coordinator moved (broker restart, __consumer_offsets leadership change)",
+    "static_member_fencing": "a static member (group.instance.id) was fenced or replaced",
+    "failed_rebalance_retry": "a previous rebalance failed and is retried (sync timeout, storage error, rebalance timeout)",
+    "unknown": "the logs at hand do not say",
+}
+SYMPTOM = "symptom"  # a reason that only reports a rebalance started elsewhere ("group is already rebalancing")
 
 BUCKETS = ("matched", "relevant_unmatched", "irrelevant", "unreadable")
 

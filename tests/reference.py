@@ -138,3 +138,39 @@ def load_rows(levels: tuple[str, ...] = ("INFO", "WARN", "ERROR")) -> list[Refer
         template = template[2:-2].strip() if template.startswith("``") else template[1:-1]
         rows.append(ReferenceRow(section, cells[0], template, cells[2], number))
     return rows
+
+
+@dataclass(frozen=True)
+class ReasonRow:
+    """A reason string from the reference's reason tables (2.10, 3.11, 4.11, 5.8, 6.8) and where it appears."""
+
+    section: str
+    template: str
+    versions: str
+    appears_in: str
+    line: int
+
+    def renderings(self) -> list[str]:
+        return ReferenceRow(self.section, "INFO", self.template, self.versions, self.line).renderings()
+
+
+def load_reason_rows() -> list[ReasonRow]:
+    rows: list[ReasonRow] = []
+    section, in_reason_table = "", False
+    for number, text in enumerate(REFERENCE.read_text(encoding="utf-8").splitlines(), 1):
+        heading = re.match(r"^#{2,3} (\d+(?:\.\d+)?)[ .]", text)
+        if heading:
+            section = heading.group(1)
+        if text.startswith("| Reason text"):
+            in_reason_table = True
+            continue
+        if not text.startswith("|"):
+            in_reason_table = False
+            continue
+        if not in_reason_table or text.startswith("|---"):
+            continue
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", text)[1:-1]]
+        template = cells[0]
+        template = template[2:-2].strip() if template.startswith("``") else template[1:-1]
+        rows.append(ReasonRow(section, template, cells[1], cells[3] if len(cells) > 3 else "", number))
+    return rows
