@@ -21,4 +21,13 @@ def load(paths: Any, **options: Any) -> LogSet:
     return _load(paths, **options)
 
 
-__all__ = ["load", "__version__"]
+
+
+def analyze(events: Any, **options: Any) -> Any:
+    """Reconstruct rebalances, causes, pauses and findings (see :func:`rebalance_doctor.analysis.analyze`)."""
+    from .analysis import analyze as _analyze
+
+    return _analyze(events, **options)
+
+
+__all__ = ["load", "analyze", "__version__"]

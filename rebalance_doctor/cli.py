@@ -38,6 +38,11 @@ class EventFormat(str, Enum):
     csv = "csv"
 
 
+class ReportFormat(str, Enum):
+    terminal = "terminal"
+    json = "json"
+
+
 # Options shared by every command that reads logs (defined once, like sqlite-utils' option groups).
 Paths = Annotated[Optional[list[str]], typer.Argument(help="Log files, directories, globs, .gz files, or - for stdin.", show_default=False)]
 PatternDirs = Annotated[list[str], typer.Option("--patterns", help="Extra catalog directory (overrides/extends the bundled patterns/).", metavar="DIR")]
@@ -166,6 +171,67 @@ def events(
         write_csv(table, ENV.stdout)
     else:
         print_table(table, ENV.out)
+
+
+@app.command()
+def report(
+    paths: Paths = None,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="terminal (rich) or json (documented in the README).")] = ReportFormat.terminal,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to a file instead of stdout.", metavar="FILE")] = None,
+    probing_interval: Annotated[str, typer.Option("--probing-interval", help="Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s).", metavar="DURATION")] = "10m",
+    group: Groups = [],
+    member: Members = [],
+    since: Since = None,
+    until: Until = None,
+    tz: TimeZones = [],
+    patterns: PatternDirs = [],
+    unmatched: Unmatched = False,
+    color: Color = "auto",
+) -> None:
+    """Every rebalance of every group: generations, leaders, membership, pause time and root causes with evidence.
+
+    Examples:
+
+        rebalance-doctor report sample_logs/heartbeat-expiry/
+
+        rebalance-doctor report logs/ --group orders --since 2024-10-24T12:00Z
+
+        rebalance-doctor report logs/ --format json -o incident.json
+    """
+    from .analysis import analyze
+    from .report import print_report, write_json
+
+    _set_colour(color)
+    interval_ms = _parse_duration(probing_interval, "--probing-interval")
+    logs = _load(paths, patterns, tz, since, until, group, member, unmatched)
+    analysis = analyze(logs.events, probing_interval_ms=interval_ms, buckets=dict(logs.buckets))
+    if output is not None:
+        from .printers import write_atomically
+
+        try:
+            with write_atomically(output) as stream:
+                if format is ReportFormat.json:
+                    write_json(analysis, stream)
+                else:
+                    print_report(analysis, ENV.console(stream))
+        except OSError as exc:
+            raise _fail(f"{output}: {exc.strerror or exc}") from None
+        ENV.err.print(Text(f"wrote the report to {output}", style="dim"))
+    elif format is ReportFormat.json:
+        write_json(analysis, ENV.stdout)
+    else:
+        print_report(analysis, ENV.out)
+
+
+def _parse_duration(value: str, option: str) -> int:
+    """'600000' (ms), '10m', '90s', '1h' → milliseconds."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*", value)
+    if not m:
+        raise _fail(f"{option} {value!r} is not a duration (e.g. 600000, 10m, 90s)")
+    factor = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}[m.group(2)]
+    return int(float(m.group(1)) * factor)
 
 
 @app.command()

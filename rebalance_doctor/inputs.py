@@ -19,6 +19,7 @@ from typing import BinaryIO
 BLOCK_SIZE = 8 * 1024 * 1024  # measured: 32 MB blocks doubled peak RSS for no speed gain
 BINARY_SNIFF = 8192
 STDIN_NAME = "-"
+DOCUMENT_SUFFIXES = (".md", ".markdown")
 
 # File names that say nothing about the node: use the directory name instead.
 _GENERIC_STEMS = {"server", "stdout", "stderr", "app", "application", "kafka", "log", "logs", "output", "console", "current"}
@@ -78,7 +79,7 @@ def expand(paths: list[str]) -> Expansion:
         for candidate in candidates:
             path = Path(candidate)
             if path.is_dir():
-                files = sorted(p for p in path.rglob("*") if not p.is_dir() and not p.name.startswith("."))
+                files = sorted(p for p in path.rglob("*") if not p.is_dir() and _is_log_candidate(p))
                 if not files:
                     result.problems.append(f"{candidate}: directory holds no files")
                 for file in files:
@@ -86,6 +87,12 @@ def expand(paths: list[str]) -> Expansion:
             else:
                 add(candidate, path)
     return result
+
+
+def _is_log_candidate(path: Path) -> bool:
+    """Inside a directory: everything but hidden files and Markdown notes (an incident folder's
+    EXPECTED.md or README.md is documentation, not a log). A file named explicitly is always read."""
+    return not path.name.startswith(".") and path.suffix.lower() not in DOCUMENT_SUFFIXES
 
 
 def _open(source: Source) -> BinaryIO:

@@ -6,10 +6,11 @@ Log text is attacker-influenced (client ids, reasons). It always reaches the ter
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
@@ -79,20 +80,36 @@ def write_csv(events: pl.DataFrame, stream: IO[str]) -> None:
     stream.write(_csv_ready(events).write_csv())
 
 
+@contextlib.contextmanager
+def write_atomically(path: Path) -> Iterator[IO[str]]:
+    """A text stream to ``path`` that only appears there complete: a failed or interrupted write leaves nothing."""
+    temp = path.with_name(f".{path.name}.partial")
+    try:
+        with temp.open("w", encoding="utf-8") as stream:
+            yield stream
+        temp.replace(path)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
 def write_file(events: pl.DataFrame, path: Path) -> None:
     """Write the table by suffix: .parquet, .csv, .ndjson/.jsonl (atomically: temp file, then rename)."""
     suffix = path.suffix.lower()
-    temp = path.with_name(f".{path.name}.partial")
     if suffix == ".parquet":
-        events.write_parquet(temp)
+        temp = path.with_name(f".{path.name}.partial")
+        try:
+            events.write_parquet(temp)
+            temp.replace(path)
+        finally:
+            temp.unlink(missing_ok=True)
     elif suffix == ".csv":
-        _csv_ready(events).write_csv(temp)
+        with write_atomically(path) as stream:
+            stream.write(_csv_ready(events).write_csv())
     elif suffix in (".ndjson", ".jsonl", ".json"):
-        with temp.open("w", encoding="utf-8") as stream:
+        with write_atomically(path) as stream:
             write_ndjson(events, stream)
     else:
         raise ValueError(f"{path}: unknown output format (use .parquet, .csv or .ndjson)")
-    temp.replace(path)
 
 
 def _detail(row: dict[str, Any]) -> str:

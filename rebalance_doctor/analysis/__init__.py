@@ -1,0 +1,80 @@
+"""Analyzers: pure functions of the event table that reconstruct what happened to each group.
+
+>>> import rebalance_doctor
+>>> analysis = rebalance_doctor.analyze(rebalance_doctor.load(["sample_logs/heartbeat-expiry"]).events)  # doctest: +SKIP
+>>> [(r.to_generation, r.cause.kind) for r in analysis.groups[0].rebalances]                            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import polars as pl
+
+from .causes import attribute
+from .findings import group_findings, leader_changes, probing
+from .model import Analysis, GroupAnalysis, Rebalance
+from .rebalances import assemble, coordinator_of, drafts, epoch_drafts, protocol_of, track_broker_members
+from .timeline import Event, estimate_skew, files_and_nodes, group_timelines
+
+DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
+
+
+def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_INTERVAL_MS,
+            buckets: dict[str, int] | None = None) -> Analysis:
+    """Every rebalance of every group in the event table, with causes, pauses and findings."""
+    skews = estimate_skew(events)
+    timelines = group_timelines(events, skews)
+    groups = [analyze_group(group_id, timeline, probing_interval_ms) for group_id, timeline in sorted(timelines.items())]
+    groups.sort(key=lambda g: (-len(g.rebalances), g.group_id))
+    files, nodes = files_and_nodes(events)
+    times = events["ts"].drop_nulls()
+    return Analysis(
+        groups=groups,
+        started_at=times.min() if len(times) else None,
+        ended_at=times.max() if len(times) else None,
+        files=files,
+        nodes=nodes,
+        events=events.height,
+        buckets=dict(buckets or {}),
+        clock_skew=skews,
+    )
+
+
+def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int) -> GroupAnalysis:
+    protocol = protocol_of(timeline)
+    candidates = epoch_drafts(group_id, timeline) if protocol == "consumer" else drafts(group_id, timeline)
+    rebalances: list[Rebalance] = []
+    previous: Rebalance | None = None
+    pending, broker_members = list(timeline), set()
+    for draft in candidates:
+        sides = ({"broker"} if draft.starts or draft.broker else set()) | ({"client"} if draft.episodes else set())
+        cause = attribute(draft, timeline, previous, sides)
+        stabilized = [e.at for e in draft.broker if e.at]
+        track_broker_members(broker_members, pending, min(stabilized) if stabilized else None)
+        rebalance = assemble(draft, previous, protocol, cause, set(broker_members))
+        rebalances.append(rebalance)
+        if not rebalance.failed:
+            previous = rebalance
+    for earlier, later in zip(rebalances, rebalances[1:]):
+        if earlier.ended_at is None and not earlier.failed:
+            earlier.failed = True  # another rebalance began before this one reached a stable generation
+    pause_by_member: dict[str, int] = defaultdict(int)
+    for rebalance in rebalances:
+        for pause in rebalance.pauses:
+            pause_by_member[pause.member] += pause.pause_ms
+    generations = sorted({g for r in rebalances for g in (r.from_generation, r.to_generation) if g is not None})
+    changes = leader_changes(rebalances)
+    probe = probing(rebalances, probing_interval_ms)
+    return GroupAnalysis(
+        group_id=group_id,
+        coordinator=coordinator_of(timeline),
+        protocol=protocol,
+        generations=generations,
+        rebalances=rebalances,
+        leader_changes=changes,
+        probing=probe,
+        findings=group_findings(group_id, rebalances, changes, probe, timeline, protocol),
+        pause_by_member=dict(sorted(pause_by_member.items(), key=lambda kv: -kv[1])),
+        member_nodes={e.member_id: e.node for e in timeline if e.member_id and e.node and e.component != "broker"},
+    )

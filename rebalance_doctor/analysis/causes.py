@@ -1,0 +1,191 @@
+"""Root causes: why each rebalance started, told apart from its symptoms, with the lines that prove it.
+
+The strongest witness is the coordinator: its rebalance_start carries the reason (2.1+) and, since
+3.2, the client's own reason; patterns/reasons.yaml has turned those texts into the `cause` column.
+Without it (older brokers, broker logs missing) the events around the start speak: a member the
+coordinator expired, a member's poll timeout or LeaveGroup, a Streams followup or probing trigger,
+a new member's first join, a coordinator move. "The group is already rebalancing" and friends are
+symptoms: they are followed to the member that started the rebalance, and when nothing else is
+known the cause is `unknown`, with what the missing logs would show.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from ..schema import SYMPTOM
+from .model import Cause, Evidence, Rebalance
+from .rebalances import Draft, Episode
+from .timeline import Event
+
+BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
+CLIENT_GRACE = timedelta(seconds=1)  # client trigger lines may follow the coordinator's start by a little
+RETRY_WINDOW = timedelta(seconds=30)
+
+SUMMARY = {
+    "heartbeat_expiry": "the coordinator expired {member}: no heartbeat within session.timeout.ms",
+    "poll_timeout": "{member} exceeded max.poll.interval.ms between two poll() calls and left the group",
+    "member_join": "{member} joined the group",
+    "member_leave": "{member} left the group",
+    "cooperative_followup": "second round of a cooperative rebalance: partitions revoked in the first round are reassigned",
+    "probing_rebalance": "Kafka Streams probing rebalance to check whether warm-up replicas caught up",
+    "version_probing": "Kafka Streams version probing: members run different subscription versions",
+    "host_endpoint_change": "a Kafka Streams instance changed its application.server endpoint",
+    "shutdown_requested": "a Kafka Streams client requested the application to shut down",
+    "enforced": "{member} requested a rebalance",
+    "metadata_change": "subscription or topic metadata changed ({member})",
+    "coordinator_change": "the group coordinator moved; members rediscovered it and rejoined",
+    "static_member_fencing": "static member {member} was fenced or replaced",
+    "failed_rebalance_retry": "the previous rebalance did not complete and is retried",
+    "unknown": "the logs at hand do not show why this rebalance started",
+}
+BROKER_EVENT_CAUSE = {
+    "member_expired": "heartbeat_expiry",
+    "member_left": "member_leave",
+    "member_joined": "member_join",
+    "member_fenced": "static_member_fencing",
+    "static_member_rejoined": "static_member_fencing",
+    "coordinator_elected": "coordinator_change",
+    "group_loaded": "coordinator_change",
+}
+# When several coordinator lines stand right before a start, the member's own fate is the better witness.
+BROKER_WITNESS_ORDER = ["member_expired", "member_fenced", "member_left", "static_member_rejoined", "member_joined",
+                        "coordinator_elected", "group_loaded"]
+CLIENT_EVENT_CAUSE = {
+    "poll_timeout": "poll_timeout",
+    "session_timeout": "heartbeat_expiry",
+    "probing_rebalance": "probing_rebalance",
+    "version_probing": "version_probing",
+    "shutdown_requested": "shutdown_requested",
+    "thread_replaced": "member_join",
+    "coordinator_lost": "coordinator_change",
+}
+# The order in which client-side witnesses are believed (strongest first) and how much.
+CLIENT_CONFIDENCE = {
+    "poll_timeout": 0.85, "heartbeat_expiry": 0.7, "probing_rebalance": 0.85, "cooperative_followup": 0.85,
+    "version_probing": 0.85, "shutdown_requested": 0.85, "member_leave": 0.8, "static_member_fencing": 0.8,
+    "metadata_change": 0.75, "enforced": 0.75, "member_join": 0.7, "failed_rebalance_retry": 0.6, "coordinator_change": 0.6,
+}
+
+
+def attribute(draft: Draft, timeline: list[Event], previous: Rebalance | None, sides: set[str]) -> Cause:
+    """The cause of one classic rebalance (see module docstring for the order of witnesses)."""
+    timed = sorted((e for e in draft.starts + draft.broker if e.at), key=lambda e: e.at)
+    start = draft.starts[0] if draft.starts else (timed[0] if timed else None)
+    start_at = start.at if start else _first_client_signal(draft)
+    if start is not None and start.cause not in (None, SYMPTOM):
+        related = _related(timeline, start, start.member_id)
+        return _cause(start.cause, 0.95, start.member_id or _member_of(related), [start, *related], sides)
+    window = _window(timeline, previous, start_at)
+    near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, BROKER_LEAD)]
+    broker_witness = min(near, key=lambda e: BROKER_WITNESS_ORDER.index(e.kind), default=None)
+    if broker_witness is not None:
+        kind = broker_witness.cause if broker_witness.cause not in (None, SYMPTOM, "unknown") else BROKER_EVENT_CAUSE[broker_witness.kind]
+        return _cause(kind, 0.85, broker_witness.member_id, [broker_witness, *([start] if start else [])], sides)
+    client = _client_witness(window, draft)
+    if client is not None:
+        kind, event, member = client
+        return _cause(kind, CLIENT_CONFIDENCE.get(kind, 0.6), member, [event, *([start] if start else [])], sides)
+    if previous is not None and previous.failed and start_at and previous.started_at and start_at - previous.started_at <= RETRY_WINDOW:
+        return _cause("failed_rebalance_retry", 0.6, None, [start] if start else [], sides)
+    newcomer = next((ep for ep in draft.episodes if ep.first_in_log), None)
+    if newcomer is not None and newcomer.join is not None:
+        return _cause("member_join", 0.6, newcomer.member_id, [newcomer.join], sides)
+    symptoms = [e for e in window if e.cause == SYMPTOM] + ([start] if start is not None and start.cause == SYMPTOM else [])
+    summary = SUMMARY["unknown"]
+    if symptoms:
+        summary += "; members only report symptoms (the group was already rebalancing when they noticed)"
+    return Cause("unknown", 0.2 if symptoms else 0.1, summary, [e.evidence for e in symptoms[:3]], None, _confirm("unknown", sides))
+
+
+def _cause(kind: str, confidence: float, member: str | None, events: list[Event], sides: set[str]) -> Cause:
+    seen: set[tuple[str, int]] = set()
+    evidence: list[Evidence] = []
+    for event in events:
+        if (event.file, event.line) not in seen:
+            seen.add((event.file, event.line))
+            evidence.append(event.evidence)
+    return Cause(kind, confidence, SUMMARY[kind].format(member=member or "a member"), evidence, member, _confirm(kind, sides))
+
+
+def _confirm(kind: str, sides: set[str]) -> str | None:
+    """What the logs we do not have would add."""
+    if "broker" not in sides:
+        return "the group coordinator's log would name the reason it started this rebalance"
+    if "client" not in sides:
+        if kind == "heartbeat_expiry":
+            return "the expired member's log would show why it stopped heartbeating (GC pause, network, a stuck thread)"
+        if kind == "poll_timeout":
+            return "the member's log would show the poll-timeout warning and the slow processing before it"
+        return "the members' logs would show their side (revocation, rejoin, pause)"
+    return None
+
+
+def _related(timeline: list[Event], start: Event, member: str | None) -> list[Event]:
+    """Lines that back a broker reason: the expiry/leave of the same member, and its own log's witness."""
+    related = []
+    for event in timeline:
+        if event is start or not _near(event, start.at, BROKER_LEAD + BROKER_LEAD):
+            continue
+        departure = event.kind in ("member_expired", "member_left", "member_fenced", "poll_timeout", "leave_group")
+        if not departure:
+            continue
+        if member is None and event.component == "broker" and event.member_id:
+            member = event.member_id  # the reason did not name it: the departure logged with the start does
+        if member and (event.member_id == member or member in (event.raw or "")):
+            related.append(event)
+    return related[:3]
+
+
+def _member_of(events: list[Event]) -> str | None:
+    return next((e.member_id for e in events if e.member_id), None)
+
+
+def _first_client_signal(draft: Draft) -> datetime | None:
+    times = [e.at for ep in draft.episodes for e in ep.pre if e.at]
+    return min(times) if times else None
+
+
+def _window(timeline: list[Event], previous: Rebalance | None, start_at: datetime | None) -> list[Event]:
+    """Events between the end of the previous rebalance and just after this one started."""
+    if start_at is None:
+        return []
+    since = previous.ended_at or previous.started_at if previous else None
+    since = since or start_at - timedelta(minutes=5)
+    return [e for e in timeline if e.at is not None and since <= e.at <= start_at + CLIENT_GRACE]
+
+
+def _near(event: Event, at: datetime | None, lead: timedelta) -> bool:
+    return at is not None and event.at is not None and at - lead <= event.at <= at + CLIENT_GRACE
+
+
+def _client_witness(window: list[Event], draft: Draft) -> tuple[str, Event, str | None] | None:
+    """The strongest client-side witness in the window (a reason that is not a symptom, a trigger line)."""
+    members = _member_ids(draft.episodes)
+    candidates: list[tuple[float, int, str, Event]] = []
+    for position, event in enumerate(window):
+        if event.component == "broker":
+            continue
+        kind = None
+        if event.kind == "followup_rebalance":
+            kind = "cooperative_followup" if _immediate(event.scheduled_for) else "probing_rebalance"
+        elif event.kind in CLIENT_EVENT_CAUSE:
+            kind = CLIENT_EVENT_CAUSE[event.kind]
+        elif event.kind in ("join_requested", "leave_group") and event.cause not in (None, SYMPTOM, "unknown"):
+            kind = event.cause
+        if kind is not None:
+            candidates.append((-CLIENT_CONFIDENCE.get(kind, 0.5), position, kind, event))
+    if not candidates:
+        return None
+    _, _, kind, event = min(candidates)
+    return kind, event, event.member_id or members.get(event.participant)
+
+
+def _immediate(scheduled_for: str | None) -> bool:
+    """A followup scheduled for 'immediately' / epoch 0 is the cooperative second round, not a probe."""
+    text = (scheduled_for or "").strip()
+    return text in ("", "0", "immediately", "immediate") or text.startswith("1970-01-01")
+
+
+def _member_ids(episodes: list[Episode]) -> dict[tuple[str, str, str], str]:
+    return {ep.participant: ep.member_id for ep in episodes if ep.member_id}

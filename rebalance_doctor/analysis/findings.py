@@ -1,0 +1,185 @@
+"""Findings: what a senior Kafka engineer would point out about a group's rebalances, with the knob to turn."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from datetime import timedelta
+
+from .model import Evidence, Finding, LeaderChange, Probing, Rebalance
+from .timeline import Event
+
+STORM_COUNT, STORM_WINDOW = 5, timedelta(minutes=5)
+ENDLESS_GENERATION = 100_000
+LONG_PAUSE_MS = 30_000
+CRASH_LOOP_FLIPS = 3  # n, n+1, n, n+1, n: one expiry and one rejoin is not a loop
+MAX_EVIDENCE = 6
+
+ADVICE = {
+    "heartbeat_expiry": "A member stopped heartbeating for longer than session.timeout.ms. Look for long GC pauses, CPU "
+    "starvation or network trouble on that member at that time; raise session.timeout.ms (default 45 s since 3.0, "
+    "10 s before) if pauses are expected; with static membership (group.instance.id, 2.3+) a restart within the "
+    "session timeout causes no rebalance at all.",
+    "poll_timeout": "Processing between two poll() calls took longer than max.poll.interval.ms (default 5 min): lower "
+    "max.poll.records, speed up or offload the per-record work, or raise max.poll.interval.ms. The member leaves the "
+    "group and every partition it owned stops until it is reassigned.",
+    "member_churn": "Members keep joining and leaving (deploys, restarts, autoscaling). Use cooperative-sticky so that "
+    "survivors keep their partitions, static membership (group.instance.id + session.timeout.ms above the restart time) "
+    "for rolling restarts, and group.initial.rebalance.delay.ms on the brokers to absorb start-up bursts.",
+    "cooperative_followups": "Cooperative rebalancing moves partitions in two rounds: revoke, then reassign. One "
+    "follow-up per membership change is expected; a chain of them points at continuing membership churn.",
+    "probing_rebalances": "Kafka Streams schedules a probing rebalance every probing.rebalance.interval.ms while "
+    "warm-up replicas catch up. Many rounds mean large state to restore: raise max.warmup.replicas to move more tasks "
+    "per round, tune acceptable.recovery.lag, or give restores more resources (num.standby.replicas avoids most of them).",
+    "version_probing": "Instances run different Streams versions (a rolling upgrade): finish the upgrade; use upgrade.from "
+    "for the two-bounce path when crossing metadata versions.",
+    "failed_rebalances": "Rebalances did not complete: members did not rejoin or sync in time (JoinGroup/SyncGroup "
+    "failures, rebalance timeout = max.poll.interval.ms). Check the leader and slow members: long onPartitionsRevoked "
+    "callbacks, blocked poll loops, overloaded JVMs.",
+    "rebalance_storm": "The group rebalances continuously. Find the member that starts each round (the causes below); "
+    "a generation in the tens of thousands means a loop that never converges — typically a member that joins and "
+    "immediately fails (crash loop, poll timeout shorter than its start-up).",
+    "unstable_leader": "The group leader changes between generations: the previous leader did not complete the rebalance "
+    "(left, expired or too slow to send the assignment). Check the leaders' logs around the changes.",
+    "crash_loop": "Membership flaps between n and n+1: a member (or a Streams thread replaced by the uncaught-exception "
+    "handler) keeps dying and rejoining. Fix the exception it dies on; REPLACE_THREAD turns a poison record into an "
+    "endless rebalance loop — consider a deserialization/production exception handler that skips or dead-letters it.",
+    "coordinator_change": "The group coordinator moved (broker restart or __consumer_offsets leadership change): members "
+    "had to rediscover it. Expected during rolling broker restarts; otherwise check the broker that lost leadership.",
+    "static_member_fencing": "A static member was fenced or replaced: two instances share one group.instance.id, or an "
+    "instance restarted and replaced its previous member id. group.instance.id must be unique per running instance.",
+    "long_pause": "Members stopped processing for a long time during rebalances. Eager assignors stop every member in "
+    "every rebalance; cooperative-sticky (2.4+) or the KIP-848 consumer protocol (4.0+) stop only what moves.",
+    "eager_protocol": "The group uses an eager assignor: every rebalance revokes every partition of every member. Move to "
+    "cooperative-sticky with two rolling bounces: first partition.assignment.strategy=[cooperative-sticky, range], then "
+    "[cooperative-sticky] only (clients 2.4+); on Kafka 4.0+ consider group.protocol=consumer.",
+    "unexplained_rebalances": "The logs given do not show why these rebalances started. Add the group coordinator's "
+    "server.log (it names the reason of every rebalance since 2.1) and the members' logs around those times.",
+}
+SEVERITY = {
+    "heartbeat_expiry": "critical", "poll_timeout": "critical", "failed_rebalances": "critical", "rebalance_storm": "critical",
+    "crash_loop": "critical", "unstable_leader": "warning", "probing_rebalances": "warning", "static_member_fencing": "warning",
+    "long_pause": "warning", "coordinator_change": "warning", "member_churn": "info", "cooperative_followups": "info",
+    "version_probing": "info", "eager_protocol": "info", "unexplained_rebalances": "info",
+}
+CAUSE_FINDING = {
+    "heartbeat_expiry": "heartbeat_expiry", "poll_timeout": "poll_timeout", "member_join": "member_churn",
+    "member_leave": "member_churn", "cooperative_followup": "cooperative_followups", "probing_rebalance": "probing_rebalances",
+    "version_probing": "version_probing", "coordinator_change": "coordinator_change",
+    "static_member_fencing": "static_member_fencing", "failed_rebalance_retry": "failed_rebalances",
+    "unknown": "unexplained_rebalances",
+}
+
+
+def leader_changes(rebalances: list[Rebalance]) -> list[LeaderChange]:
+    changes, previous = [], None
+    for rebalance in rebalances:
+        if rebalance.failed or not rebalance.leader:
+            continue
+        if previous is not None and rebalance.leader != previous:
+            stayed = previous in rebalance.members
+            changes.append(LeaderChange(rebalance.to_generation, rebalance.started_at, previous, rebalance.leader, stayed))
+        previous = rebalance.leader
+    return changes
+
+
+def probing(rebalances: list[Rebalance], expected_interval_ms: int) -> Probing | None:
+    starts = [r.started_at for r in rebalances if r.cause.kind == "probing_rebalance" and r.started_at]
+    if not starts:
+        return None
+    gaps = [(b - a).total_seconds() * 1000 for a, b in zip(starts, starts[1:])]
+    return Probing(interval_ms=round(statistics.median(gaps)) if gaps else None, count=len(starts),
+                   expected_interval_ms=expected_interval_ms)
+
+
+def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[LeaderChange], probe: Probing | None,
+                   timeline: list[Event], protocol: str | None) -> list[Finding]:
+    findings: list[Finding] = []
+    by_cause: dict[str, list[Rebalance]] = {}
+    for rebalance in rebalances:
+        by_cause.setdefault(CAUSE_FINDING.get(rebalance.cause.kind, "member_churn"), []).append(rebalance)
+
+    def add(kind: str, summary: str, evidence: list[Evidence]) -> None:
+        findings.append(Finding(kind, SEVERITY[kind], summary, evidence[:MAX_EVIDENCE], ADVICE[kind]))
+
+    for kind in ("heartbeat_expiry", "poll_timeout", "static_member_fencing", "coordinator_change", "version_probing"):
+        hits = by_cause.get(kind, [])
+        if hits:
+            members = sorted({r.cause.member for r in hits if r.cause.member})
+            who = f": {', '.join(members)}" if members else ""
+            add(kind, f"{len(hits)} rebalance(s) of {group_id} caused by {kind.replace('_', ' ')}{who}", _evidence(hits))
+    churn = by_cause.get("member_churn", [])
+    if len(churn) >= 2:
+        add("member_churn", f"{len(churn)} rebalances from members joining or leaving", _evidence(churn))
+    followups = by_cause.get("cooperative_followups", [])
+    if followups:
+        add("cooperative_followups", f"{len(followups)} cooperative follow-up round(s)", _evidence(followups))
+    if probe is not None and probe.count >= 2:
+        spacing = f", every {probe.interval_ms / 60000:.1f} min" if probe.interval_ms else ""
+        expected = f" (probing.rebalance.interval.ms = {probe.expected_interval_ms / 60000:.1f} min)"
+        add("probing_rebalances", f"{probe.count} probing rebalances{spacing}{expected}", _evidence(by_cause.get("probing_rebalances", [])))
+    failed = [r for r in rebalances if r.failed] + by_cause.get("failed_rebalances", [])
+    failures = [e for e in timeline if e.kind in ("join_failed", "sync_failed", "rebalance_failed")]
+    if failed or failures:
+        add("failed_rebalances", f"{len([r for r in rebalances if r.failed])} rebalance(s) never reached a stable generation; "
+            f"{len(failures)} JoinGroup/SyncGroup failure line(s)", [e.evidence for e in failures] + _evidence(failed))
+    storm = _storm(rebalances)
+    if storm:
+        add("rebalance_storm", storm[0], storm[1])
+    unstable = [c for c in changes if c.previous_stayed]
+    if len(unstable) >= 2 or (len(changes) >= 2 and any(r.failed for r in rebalances)):
+        add("unstable_leader", f"the leader changed {len(changes)} times across generations "
+            f"({len(unstable)} while the previous leader stayed in the group)", _leader_evidence(rebalances))
+    loop = _crash_loop(rebalances, timeline)
+    if loop:
+        add("crash_loop", loop[0], loop[1])
+    paused = Counter()
+    for rebalance in rebalances:
+        for pause in rebalance.pauses:
+            paused[pause.member] += pause.pause_ms
+    long_members = [(m, ms) for m, ms in paused.most_common() if ms >= LONG_PAUSE_MS]
+    if long_members:
+        top = ", ".join(f"{m} {ms / 1000:.1f} s" for m, ms in long_members[:3])
+        add("long_pause", f"{len(long_members)} member(s) paused ≥ {LONG_PAUSE_MS // 1000} s in total: {top}", [])
+    if protocol == "eager" and len(rebalances) >= 2:
+        add("eager_protocol", f"{len(rebalances)} rebalances with an eager assignor stopped every member each time", [])
+    unknown = by_cause.get("unexplained_rebalances", [])
+    if unknown:
+        add("unexplained_rebalances", f"{len(unknown)} rebalance(s) without a visible cause", _evidence(unknown))
+    order = {"critical": 0, "warning": 1, "info": 2}
+    findings.sort(key=lambda f: order[f.severity])
+    return findings
+
+
+def _evidence(rebalances: list[Rebalance]) -> list[Evidence]:
+    return [e for r in rebalances for e in r.cause.evidence[:2]]
+
+
+def _leader_evidence(rebalances: list[Rebalance]) -> list[Evidence]:
+    return [e for r in rebalances if r.leader for e in r.cause.evidence[:1]]
+
+
+def _storm(rebalances: list[Rebalance]) -> tuple[str, list[Evidence]] | None:
+    top = max((r.to_generation or 0 for r in rebalances), default=0)
+    if top >= ENDLESS_GENERATION:
+        return f"generation {top}: this group has rebalanced in a loop for a long time", _evidence(rebalances[-2:])
+    starts = [r for r in rebalances if r.started_at]
+    for i in range(len(starts) - STORM_COUNT + 1):
+        first, last = starts[i], starts[i + STORM_COUNT - 1]
+        if last.started_at - first.started_at <= STORM_WINDOW:
+            burst = [r for r in starts if first.started_at <= r.started_at <= first.started_at + STORM_WINDOW]
+            span = (burst[-1].started_at - first.started_at).total_seconds()
+            return f"{len(burst)} rebalances within {span:.0f} s", _evidence(burst)
+    return None
+
+
+def _crash_loop(rebalances: list[Rebalance], timeline: list[Event]) -> tuple[str, list[Evidence]] | None:
+    """n ↔ n+1 flapping of the member count, or stream threads replaced again and again."""
+    counts = [r.member_count for r in rebalances if r.member_count is not None and not r.failed]
+    flips = sum(1 for a, b, c in zip(counts, counts[1:], counts[2:]) if a == c and abs(a - b) == 1)
+    replaced = [e for e in timeline if e.kind in ("thread_replaced", "thread_failed")]
+    if flips >= CRASH_LOOP_FLIPS or len(replaced) >= 2:
+        flapping = " → ".join(str(c) for c in counts[:12])
+        return (f"member count flapping {flapping}; {len(replaced)} thread failure/replacement line(s)",
+                [e.evidence for e in replaced[:4]])
+    return None

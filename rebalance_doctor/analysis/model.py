@@ -1,0 +1,248 @@
+"""The incident model: what the analyzers found, shaped for every renderer (terminal, JSON, Markdown, HTML).
+
+Plain dataclasses with no behaviour beyond serialisation: renderers read them, nothing writes back.
+`SCHEMA_VERSION` is bumped whenever the JSON shape changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A log line that proves something: where it is, when, on which node, and what it says."""
+
+    file: str
+    line: int
+    text: str
+    ts: datetime | None = None
+    node: str | None = None
+    kind: str | None = None
+
+
+@dataclass
+class Cause:
+    """Why a rebalance happened, how sure we are (0–1), and the lines that say so."""
+
+    kind: str  # one of schema.CAUSES
+    confidence: float
+    summary: str
+    evidence: list[Evidence] = field(default_factory=list)
+    member: str | None = None  # the member whose action started the rebalance
+    confirm: str | None = None  # what the logs we do not have would confirm
+
+
+@dataclass
+class Departure:
+    member: str
+    how: str  # heartbeat_expiry, poll_timeout, member_leave, static_member_fencing, unknown
+
+
+@dataclass
+class MemberPause:
+    """How long one member stopped processing in one rebalance."""
+
+    member: str
+    node: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    pause_ms: int
+    estimated: bool = False  # from the group's timeline, not the member's own log
+
+
+@dataclass
+class Rebalance:
+    group_id: str
+    from_generation: int | None
+    to_generation: int | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    duration_ms: int | None
+    protocol: str | None  # eager, cooperative, consumer (KIP-848)
+    assignor: str | None
+    coordinator: str | None
+    leader: str | None
+    members: list[str]
+    member_count: int | None
+    joined: list[str]
+    left: list[Departure]
+    cause: Cause
+    pauses: list[MemberPause]
+    failed: bool = False  # never reached a stable generation
+    seen_by: list[str] = field(default_factory=list)  # broker, client
+
+    @property
+    def pause_ms(self) -> int:
+        return sum(p.pause_ms for p in self.pauses)
+
+
+@dataclass
+class LeaderChange:
+    generation: int | None
+    at: datetime | None
+    previous: str | None
+    leader: str | None
+    previous_stayed: bool = False  # the old leader is still a member: it lost leadership without leaving
+
+
+@dataclass
+class Probing:
+    interval_ms: int | None  # median spacing of probing rebalances
+    count: int
+    expected_interval_ms: int
+
+
+@dataclass
+class Finding:
+    kind: str
+    severity: str  # critical, warning, info
+    summary: str
+    evidence: list[Evidence]
+    recommendation: str
+
+
+@dataclass
+class ClockSkew:
+    """How far a file's clock is from the reference (a broker log), from matched broker/client events."""
+
+    file: str
+    reference: str
+    skew_ms: int
+    samples: int
+
+
+@dataclass
+class GroupAnalysis:
+    group_id: str
+    coordinator: str | None
+    protocol: str | None
+    generations: list[int]
+    rebalances: list[Rebalance]
+    leader_changes: list[LeaderChange]
+    probing: Probing | None
+    findings: list[Finding]
+    pause_by_member: dict[str, int]
+    member_nodes: dict[str, str] = field(default_factory=dict)  # member id → the node whose log names it
+
+    @property
+    def total_pause_ms(self) -> int:
+        return sum(self.pause_by_member.values())
+
+    @property
+    def failed_rebalances(self) -> int:
+        return sum(1 for r in self.rebalances if r.failed)
+
+
+@dataclass
+class Analysis:
+    groups: list[GroupAnalysis]
+    started_at: datetime | None
+    ended_at: datetime | None
+    files: list[str]
+    nodes: list[str]
+    events: int
+    buckets: dict[str, int]
+    clock_skew: list[ClockSkew]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of `report --format json` (see README "Report JSON")."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "span": {"started_at": _iso(self.started_at), "ended_at": _iso(self.ended_at)},
+            "stats": {"events": self.events, "files": len(self.files), "nodes": self.nodes, **self.buckets},
+            "clock_skew": [asdict(s) for s in self.clock_skew],
+            "groups": [_group_dict(g) for g in self.groups],
+        }
+
+
+def _iso(ts: datetime | None) -> str | None:
+    if ts is None:
+        return None
+    spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
+    return ts.isoformat(timespec=spec).replace("+00:00", "Z")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return _iso(value)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _evidence(items: list[Evidence]) -> list[dict[str, Any]]:
+    return [{"file": e.file, "line": e.line, "text": e.text, "ts": _iso(e.ts), "node": e.node} for e in items]
+
+
+def _group_dict(group: GroupAnalysis) -> dict[str, Any]:
+    return {
+        "group_id": group.group_id,
+        "coordinator": group.coordinator,
+        "protocol": group.protocol,
+        "generations": group.generations,
+        "total_pause_ms": group.total_pause_ms,
+        "pause_by_member": group.pause_by_member,
+        "member_nodes": group.member_nodes,
+        "rebalances": [
+            {
+                "generation": r.to_generation,
+                "from_generation": r.from_generation,
+                "started_at": _iso(r.started_at),
+                "ended_at": _iso(r.ended_at),
+                "duration_ms": r.duration_ms,
+                "failed": r.failed,
+                "leader": r.leader,
+                "members": r.members,
+                "member_count": r.member_count,
+                "joined": r.joined,
+                "left": [asdict(d) for d in r.left],
+                "protocol": r.protocol,
+                "assignor": r.assignor,
+                "coordinator": r.coordinator,
+                "seen_by": r.seen_by,
+                "cause": {
+                    "kind": r.cause.kind,
+                    "confidence": r.cause.confidence,
+                    "summary": r.cause.summary,
+                    "member": r.cause.member,
+                    "confirm": r.cause.confirm,
+                    "evidence": _evidence(r.cause.evidence),
+                },
+                "pause_ms": r.pause_ms,
+                "pauses": [_jsonable(asdict(p)) for p in r.pauses],
+            }
+            for r in group.rebalances
+        ],
+        "leader_changes": [_jsonable(asdict(c)) for c in group.leader_changes],
+        "probing": asdict(group.probing) if group.probing else None,
+        "findings": [
+            {"kind": f.kind, "severity": f.severity, "summary": f.summary, "evidence": _evidence(f.evidence), "recommendation": f.recommendation}
+            for f in group.findings
+        ],
+    }
+
+
+FINDING_KINDS: dict[str, str] = {
+    "heartbeat_expiry": "members were expired for missing heartbeats",
+    "poll_timeout": "members exceeded max.poll.interval.ms and left",
+    "member_churn": "members joined and left (deploys, restarts, scale-out)",
+    "cooperative_followups": "cooperative rebalances needed a second round",
+    "probing_rebalances": "Streams probing rebalances at probing.rebalance.interval.ms",
+    "version_probing": "Streams version probing during a rolling upgrade",
+    "failed_rebalances": "rebalances that never reached a stable generation (retries, Join/SyncGroup failures)",
+    "rebalance_storm": "many rebalances in a short window, or an endless loop",
+    "unstable_leader": "the group leader changed between generations",
+    "crash_loop": "membership flapping n ↔ n+1: a member or stream thread keeps dying and coming back",
+    "coordinator_change": "the group coordinator moved",
+    "static_member_fencing": "a static member was fenced or replaced",
+    "long_pause": "members stopped processing for a long time",
+    "eager_protocol": "every rebalance stops every member (eager assignor)",
+    "unexplained_rebalances": "rebalances whose cause the logs at hand do not show",
+}

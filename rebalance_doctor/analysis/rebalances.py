@@ -1,0 +1,355 @@
+"""Reconstruct rebalances from a group's timeline: generations (classic) or group epochs (KIP-848),
+with their members, leader, protocol, timing and the pause each member took.
+
+Classic protocol: a rebalance is the move from generation N-1 to N. The coordinator shows its start
+(rebalance_start with old generation N-1), the end of the join phase (group_stabilized N) and the end
+(assignment_received N); each member shows its own episode: the reasons it rejoined, revocation,
+join_succeeded N, leader assignment, sync_succeeded N, partitions assigned. Either side alone is
+enough to place a rebalance; both together give the members' pauses on the coordinator's clock.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from .model import Cause, Departure, MemberPause, Rebalance
+from .timeline import Event
+
+# Kinds a member logs on its way into a rebalance, before it learns the new generation.
+PRE_JOIN = {
+    "join_requested", "join_start", "partitions_revoked", "heartbeat_failed", "poll_timeout", "leave_group",
+    "generation_reset", "coordinator_lost", "coordinator_discovered", "partitions_lost", "join_failed",
+    "sync_failed", "session_timeout", "followup_rebalance", "probing_rebalance", "version_probing",
+    "streams_thread_state", "streams_client_state", "commit_failed", "shutdown_requested", "thread_replaced",
+    "thread_failed", "member_fenced", "subscription_changed", "consumer_lifecycle",
+}
+# Kinds that complete a member's episode after it joined the new generation.
+POST_JOIN = {"leader_assignment", "sync_succeeded", "partitions_assigned", "streams_participants", "streams_assignment"}
+STABLE_MARKS = {"assignment_received", "sync_succeeded", "partitions_assigned"}
+COOPERATIVE_ASSIGNORS = ("cooperative", "stream")
+EPOCH_LEAD = timedelta(seconds=1)
+DEPARTURE_CAUSES = ("heartbeat_expiry", "poll_timeout", "member_leave", "static_member_fencing")
+EPOCH_KINDS = {"group_epoch_bumped", "target_assignment", "member_assignment"}  # a KIP-848 epoch moving forward  # Streams' own assignor is cooperative since 2.4
+
+
+@dataclass
+class Episode:
+    """One member's passage through one rebalance, from its own log."""
+
+    participant: tuple[str, str, str]
+    generation: int
+    member_id: str | None
+    node: str | None
+    pre: list[Event] = field(default_factory=list)
+    join: Event | None = None
+    post: list[Event] = field(default_factory=list)
+    first_in_log: bool = False  # the member's first rebalance in its log: it was starting, not processing
+
+    @property
+    def events(self) -> list[Event]:
+        return self.pre + ([self.join] if self.join else []) + self.post
+
+    @property
+    def resumed_at(self) -> datetime | None:
+        for event in reversed(self.post):
+            if event.kind in ("partitions_assigned", "sync_succeeded") and event.at:
+                return event.at
+        return self.join.at if self.join else None
+
+
+@dataclass
+class Draft:
+    """A rebalance being assembled: everything known about the move into one generation."""
+
+    group_id: str
+    generation: int
+    starts: list[Event] = field(default_factory=list)  # broker rebalance_start (old generation = N-1)
+    broker: list[Event] = field(default_factory=list)  # other broker events targeting N
+    episodes: list[Episode] = field(default_factory=list)
+    failed_attempt: bool = False
+
+
+def target_generation(event: Event) -> int | None:
+    """The generation a classic event is about to reach (the old generation + 1 for rebalance starts)."""
+    generation = event.generation
+    if generation is None or event.group_epoch is not None:
+        return None
+    if event.kind in ("rebalance_start", "join_failed", "heartbeat_failed"):
+        return generation + 1
+    if event.kind in ("group_stabilized", "join_succeeded", "sync_succeeded", "assignment_received", "leader_assignment", "sync_failed"):
+        return generation
+    if event.kind == "group_state_change" and (event.state or "").lower() == "empty":
+        return generation  # "is now empty": the join phase ended with no members at this generation
+    return None
+
+
+def member_episodes(timeline: list[Event]) -> list[Episode]:
+    """Cut each member's own events into episodes, one per generation it joined."""
+    by_participant: dict[tuple[str, str], list[Event]] = defaultdict(list)
+    for event in timeline:
+        if event.component != "broker":
+            by_participant[event.participant].append(event)
+    episodes = []
+    for participant, events in by_participant.items():
+        pending: list[Event] = []
+        current: Episode | None = None
+        seen_join = False
+        for event in events:
+            if event.kind == "join_succeeded" and event.generation is not None:
+                current = Episode(participant, event.generation, event.member_id, event.node, pre=pending, join=event,
+                                  first_in_log=not seen_join and not any(e.kind == "partitions_assigned" for e in pending))
+                episodes.append(current)
+                pending, seen_join = [], True
+            elif current is not None and event.kind in POST_JOIN and not _closes(current):
+                current.post.append(event)
+            elif event.kind in PRE_JOIN or event.kind in POST_JOIN:
+                pending.append(event)
+        # a trailing pre-join run with no join: the member was cut off (log ends, or it never rejoined)
+    return episodes
+
+
+def _closes(episode: Episode) -> bool:
+    """An episode is over once the member has its new partitions."""
+    return any(e.kind == "partitions_assigned" for e in episode.post)
+
+
+def drafts(group_id: str, timeline: list[Event]) -> list[Draft]:
+    """Classic rebalances of one group, one draft per generation reached (plus failed retries)."""
+    by_generation: dict[int, Draft] = {}
+
+    def draft(generation: int) -> Draft:
+        return by_generation.setdefault(generation, Draft(group_id, generation))
+
+    for event in timeline:
+        if event.component != "broker":
+            continue
+        target = target_generation(event)
+        if target is None:
+            continue
+        if event.kind == "rebalance_start":
+            draft(target).starts.append(event)
+        else:
+            draft(target).broker.append(event)
+    for episode in member_episodes(timeline):
+        draft(episode.generation).episodes.append(episode)
+    result = []
+    for generation in sorted(by_generation):
+        current = by_generation[generation]
+        # the same old generation prepared again: every start but the last is an attempt that failed
+        for retry in current.starts[:-1]:
+            result.append(Draft(group_id, generation, starts=[retry], failed_attempt=True))
+        current.starts = current.starts[-1:]
+        result.append(current)
+    return result
+
+
+def protocol_of(events: list[Event]) -> str | None:
+    """eager / cooperative from the assignor a member joined with; consumer for KIP-848."""
+    for event in events:
+        if event.protocol == "consumer" or event.group_epoch is not None:
+            return "consumer"
+    for event in events:
+        assignor = (event.assignor or "").lower()
+        if assignor:
+            return "cooperative" if any(name in assignor for name in COOPERATIVE_ASSIGNORS) else "eager"
+    return None
+
+
+def coordinator_of(events: list[Event]) -> str | None:
+    """The coordinator broker id: from the coordinator's own log prefix, or a client's FindCoordinator answer."""
+    for event in events:
+        if event.component == "broker" and event.coordinator:
+            return event.coordinator
+    for event in reversed(events):
+        if event.kind == "coordinator_discovered" and event.coordinator:
+            return broker_id(event.coordinator)
+    return None
+
+
+def broker_id(printed: str) -> str:
+    """`host:9092 (id: 2147483646 rack: null)` → '1' (clients address the coordinator as 2147483647 − broker id)."""
+    import re
+
+    m = re.search(r"id:? (\d+)", printed)
+    if m and int(m.group(1)) > 2147483000:
+        return str(2147483647 - int(m.group(1)))
+    return m.group(1) if m else printed
+
+
+def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cause: Cause,
+             broker_members: set[str]) -> Rebalance:
+    """Timing, membership, leader and pauses of one drafted rebalance. Members come from the members' own
+    logs; without them, from the coordinator's join/leave lines (``broker_members``)."""
+    episodes = draft.episodes
+    starts = [e.at for e in draft.starts if e.at] + [ev.at for ep in episodes for ev in ep.pre[-3:] if ev.at]
+    broker_start = next((e.at for e in draft.starts if e.at), None)
+    started_at = broker_start or (min(starts) if starts else None)
+    ends = [e.at for e in draft.broker if (e.kind in STABLE_MARKS or e.kind == "group_state_change") and e.at]
+    ends += [ep.resumed_at for ep in episodes if ep.resumed_at]
+    stabilized = [e for e in draft.broker if e.kind == "group_stabilized"]
+    if not ends and stabilized and stabilized[0].at:
+        ends = [stabilized[0].at]
+    ended_at = max(ends) if ends and not draft.failed_attempt else None
+    members_seen = {ep.member_id for ep in episodes if ep.member_id}
+    if protocol == "consumer" and previous is not None:
+        # KIP-848 members that need no new partitions do not log a transition: they stay unless they left
+        departed = _departed(draft)
+        if cause.member and cause.kind in DEPARTURE_CAUSES:
+            departed.add(cause.member)
+        members_seen |= set(previous.members) - departed
+    members = sorted(members_seen or broker_members)
+    member_count = next((e.member_count for e in stabilized if e.member_count is not None), None)
+    if member_count is None and members and not draft.failed_attempt:
+        member_count = len(members)
+    previous_members = set(previous.members) if previous else set()
+    joined = sorted(set(members) - previous_members) if previous_members else []
+    left = [Departure(m, "unknown") for m in sorted(previous_members - set(members))]
+    if cause.member and cause.kind in DEPARTURE_CAUSES:
+        left = [d for d in left if d.member != cause.member] + [Departure(cause.member, cause.kind)]
+    assignor = next((ep.join.assignor for ep in episodes if ep.join and ep.join.assignor), None)
+    seen_by = sorted({"broker" for _ in draft.starts + draft.broker} | {"client" for _ in episodes})
+    return Rebalance(
+        group_id=draft.group_id,
+        from_generation=draft.generation - 1 if draft.starts or previous else None,
+        to_generation=None if draft.failed_attempt else draft.generation,
+        started_at=started_at,
+        ended_at=ended_at,
+        duration_ms=_ms(started_at, ended_at),
+        protocol=protocol,
+        assignor=assignor,
+        coordinator=coordinator_of(draft.starts + draft.broker + [ev for ep in episodes for ev in ep.events]),
+        leader=leader_of(draft),
+        members=members,
+        member_count=member_count,
+        joined=joined,
+        left=left,
+        cause=cause,
+        pauses=pauses(draft, protocol, started_at, ended_at, previous, set(members)),
+        failed=draft.failed_attempt,
+        seen_by=seen_by,
+    )
+
+
+def _departed(draft: Draft) -> set[str]:
+    """Members the coordinator removed, or that left, between the previous rebalance and this one's start."""
+    gone = set()
+    for event in draft.starts + draft.broker + [e for ep in draft.episodes for e in ep.pre]:
+        if event.member_id and event.kind in ("member_expired", "member_left", "member_removed", "member_fenced", "leave_group"):
+            gone.add(event.member_id)
+    return gone
+
+
+def leader_of(draft: Draft) -> str | None:
+    for event in draft.broker:
+        if event.kind == "assignment_received" and event.leader_id:
+            return event.leader_id
+    for episode in draft.episodes:
+        for event in episode.post + episode.pre:
+            if event.kind in ("leader_assignment", "streams_participants", "streams_assignment") and (event.leader or event.leader_id):
+                return event.leader_id or episode.member_id
+    return None
+
+
+def pauses(draft: Draft, protocol: str | None, started_at: datetime | None, ended_at: datetime | None,
+           previous: Rebalance | None, members: set[str]) -> list[MemberPause]:
+    """Each member's stop: eager members stop from revocation (or rejoin) to their new assignment; cooperative
+    members only when they revoke partitions. Without a member's own log, the coordinator's timeline is the
+    estimate (eager: every member of the previous generation)."""
+    result = []
+    for episode in draft.episodes:
+        if episode.first_in_log or _left_before(episode):
+            continue  # it was starting (or restarting after leaving), not processing
+        revoked = [e for e in episode.events if e.kind == "partitions_revoked" and e.at and _non_empty(e.partitions)]
+        if protocol in ("cooperative", "consumer"):
+            if not revoked:
+                continue
+            stop = revoked[0].at
+        else:
+            stops = [e.at for e in episode.pre if e.at and e.kind in ("partitions_revoked", "join_start", "join_requested")]
+            stop = min(stops) if stops else (episode.join.at if episode.join else None)
+        resume = episode.resumed_at
+        if stop and resume and resume >= stop:
+            result.append(MemberPause(episode.member_id or "/".join(filter(None, episode.participant[1:])), episode.node, stop, resume, _ms(stop, resume) or 0))
+    if not draft.episodes and protocol not in ("cooperative", "consumer") and started_at and ended_at and previous:
+        for member in set(previous.members) & members:
+            result.append(MemberPause(member, None, started_at, ended_at, _ms(started_at, ended_at) or 0, estimated=True))
+    return result
+
+
+def _left_before(episode: Episode) -> bool:
+    """The member left the group (close, unsubscribe) before this episode: it is back as a new member."""
+    return any(
+        e.kind == "leave_group" or (e.kind == "member_state_change" and (e.state or "").upper() in ("LEAVING", "UNSUBSCRIBED"))
+        for e in episode.pre
+    )
+
+
+def _non_empty(partitions: str | None) -> bool:
+    return bool(partitions and partitions.strip("[] ,"))
+
+
+def _ms(start: datetime | None, end: datetime | None) -> int | None:
+    if start is None or end is None:
+        return None
+    return int((end - start).total_seconds() * 1000)
+
+
+def epoch_drafts(group_id: str, timeline: list[Event]) -> list[Draft]:
+    """KIP-848 rebalances: one per group epoch. The coordinator bumps the epoch and computes a target
+    assignment; each member reconciles and reports STABLE. Members print the epoch they held when the
+    transition happened, so with the coordinator's log at hand a member's STABLE belongs to the latest epoch
+    the coordinator had reached by then; without it, to the member epoch as printed."""
+    by_epoch: dict[int, Draft] = {}
+    for event in timeline:
+        if event.component == "broker" and event.group_epoch is not None and event.kind in EPOCH_KINDS:
+            target = by_epoch.setdefault(event.group_epoch, Draft(group_id, event.group_epoch))
+            (target.starts if event.kind == "group_epoch_bumped" else target.broker).append(event)
+    epoch_starts = sorted((min(e.at for e in d.starts + d.broker if e.at), epoch) for epoch, d in by_epoch.items()
+                          if any(e.at for e in d.starts + d.broker))
+    by_participant: dict[tuple[str, str, str], list[Event]] = defaultdict(list)
+    for event in timeline:
+        if event.component != "broker":
+            by_participant[event.participant].append(event)
+    for participant, events in by_participant.items():
+        pending: list[Event] = []
+        seen_stable = False
+        for event in events:
+            stable = event.kind == "member_state_change" and (event.state or "").upper() == "STABLE"
+            if stable and event.member_epoch is not None and event.member_epoch > 0:
+                epoch = _epoch_at(epoch_starts, event.at) or event.member_epoch
+                episode = Episode(participant, epoch, event.member_id, event.node, pre=pending, join=event,
+                                  first_in_log=not seen_stable)
+                by_epoch.setdefault(epoch, Draft(group_id, epoch)).episodes.append(episode)
+                pending, seen_stable = [], True
+            else:
+                pending.append(event)
+    return [by_epoch[epoch] for epoch in sorted(by_epoch)]
+
+
+def _epoch_at(epoch_starts: list[tuple[datetime, int]], at: datetime | None) -> int | None:
+    """The coordinator's epoch at a moment (a member may log STABLE a little before the coordinator's line)."""
+    if at is None or not epoch_starts:
+        return None
+    current = None
+    for started, epoch in epoch_starts:
+        if started <= at + EPOCH_LEAD:
+            current = epoch
+    return current
+
+
+MEMBERSHIP_IN = {"member_joined", "static_member_rejoined"}
+MEMBERSHIP_OUT = {"member_expired", "member_left", "member_removed", "member_fenced"}
+
+
+def track_broker_members(members: set[str], timeline: list[Event], until: datetime | None) -> None:
+    """Apply the coordinator's join/leave lines up to ``until`` to the running member set (consumed from the front)."""
+    while timeline and (until is None or timeline[0].at is None or timeline[0].at <= until):
+        event = timeline.pop(0)
+        if event.component != "broker" or not event.member_id:
+            continue
+        if event.kind in MEMBERSHIP_IN:
+            members.add(event.member_id)
+        elif event.kind in MEMBERSHIP_OUT:
+            members.discard(event.member_id)

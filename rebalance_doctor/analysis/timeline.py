@@ -1,0 +1,105 @@
+"""Timelines: the event table as per-group lists of events, on one clock.
+
+Client clocks drift from the broker's. Every broker/client pair that logs the same moment of a
+rebalance (the coordinator stabilising generation N / a member learning it joined generation N;
+the coordinator receiving the leader's assignment / a member completing SyncGroup) gives one
+sample of that file's skew; the median per file is subtracted before anything is ordered or timed.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import polars as pl
+
+from .model import ClockSkew, Evidence
+
+# (broker kind, client kind) that happen within milliseconds of each other for the same generation
+SIMULTANEOUS = (("group_stabilized", "join_succeeded"), ("assignment_received", "sync_succeeded"))
+MAX_SKEW = timedelta(minutes=30)
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)  # beyond this a pair is another rebalance, not a clock difference
+
+
+@dataclass
+class Event:
+    """One event-table row, with its time on the reference clock (``at``)."""
+
+    row: dict[str, Any]
+    at: datetime | None
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.row[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def evidence(self) -> Evidence:
+        text = (self.row["message"] or self.row["raw"] or "").split("\n", 1)[0]
+        return Evidence(self.row["file"], self.row["line"], text, self.row["ts"], self.row["node"], self.row["kind"])
+
+    @property
+    def participant(self) -> tuple[str, str, str]:
+        """Who logged it: file, node and client/thread (one file may hold several pods and consumers)."""
+        return self.row["file"], self.row["node"] or "", self.row["client_id"] or self.row["thread"] or ""
+
+
+def estimate_skew(events: pl.DataFrame) -> list[ClockSkew]:
+    """Per client file, its clock's offset from the coordinator's log, from simultaneous broker/client events."""
+    rows = events.filter(pl.col("ts").is_not_null() & pl.col("group_id").is_not_null()).to_dicts()
+    broker: dict[tuple[str, str, int], dict] = {}
+    for row in rows:
+        for broker_kind, _ in SIMULTANEOUS:
+            if row["kind"] == broker_kind and row["component"] == "broker" and row["generation"] is not None:
+                broker.setdefault((broker_kind, row["group_id"], row["generation"]), row)
+    samples: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for row in rows:
+        for broker_kind, client_kind in SIMULTANEOUS:
+            if row["kind"] != client_kind or row["generation"] is None:
+                continue
+            reference = broker.get((broker_kind, row["group_id"], row["generation"]))
+            if reference is None or reference["file"] == row["file"]:
+                continue
+            delta = row["ts"] - reference["ts"]
+            if abs(delta) <= MAX_SKEW:
+                samples[(row["file"], reference["file"])].append(delta.total_seconds() * 1000)
+    skews = []
+    for (file, reference), values in sorted(samples.items()):
+        skews.append(ClockSkew(file=file, reference=reference, skew_ms=round(statistics.median(values)), samples=len(values)))
+    return skews
+
+
+def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, list[Event]]:
+    """Events per group id, in reference-clock order (events without a timestamp keep their file position)."""
+    offset = {s.file: timedelta(milliseconds=s.skew_ms) for s in skews}
+    timelines: dict[str, list[Event]] = defaultdict(list)
+    for row in events.filter(pl.col("group_id").is_not_null()).to_dicts():
+        at = row["ts"] - offset.get(row["file"], timedelta(0)) if row["ts"] is not None else None
+        timelines[row["group_id"]].append(Event(row, at))
+    for timeline in timelines.values():
+        _order(timeline)
+    return dict(timelines)
+
+
+def _order(timeline: list[Event]) -> None:
+    """Sort by corrected time; an event without time stays right after the event that preceded it in its file."""
+    last_seen: dict[str, datetime] = {}
+    keyed = []
+    for position, event in enumerate(timeline):
+        file = event.row["file"]
+        if event.at is not None:
+            last_seen[file] = event.at
+        anchor = event.at or last_seen.get(file)
+        keyed.append((anchor is None, anchor or EARLIEST, position, event))
+    keyed.sort(key=lambda item: item[:3])
+    timeline[:] = [item[3] for item in keyed]
+
+
+def files_and_nodes(events: pl.DataFrame) -> tuple[list[str], list[str]]:
+    files = events["file"].unique(maintain_order=True).to_list()
+    nodes = [node for node, _ in Counter(events["node"].drop_nulls().to_list()).most_common()]
+    return files, sorted(nodes)

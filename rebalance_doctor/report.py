@@ -1,0 +1,175 @@
+"""Renderers of the incident model: the terminal report (rich) and the JSON document.
+
+Both read :class:`~rebalance_doctor.analysis.model.Analysis`; neither derives anything. Log text
+reaches the terminal as rich Text (never markup), with control characters made visible.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import IO
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from .analysis.model import Analysis, Evidence, GroupAnalysis, Rebalance
+from .printers import visible
+from .schema import BUCKETS
+
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+CAUSE_STYLE = {
+    "heartbeat_expiry": "red", "poll_timeout": "red", "failed_rebalance_retry": "magenta", "unknown": "dim",
+    "static_member_fencing": "magenta", "coordinator_change": "blue", "probing_rebalance": "yellow",
+    "cooperative_followup": "green", "member_join": "green", "member_leave": "yellow",
+}
+MAX_DETAILED_REBALANCES = 25  # per group: beyond that the table stands for the rest
+
+
+def write_json(analysis: Analysis, stream: IO[str]) -> None:
+    json.dump(analysis.to_dict(), stream, ensure_ascii=False, indent=2)
+    stream.write("\n")
+
+
+def duration(ms: int | None) -> str:
+    if ms is None:
+        return "–"
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 120_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms / 60000:.1f} min"
+
+
+def clock(ts: datetime | None, with_date: bool = False) -> str:
+    if ts is None:
+        return "–"
+    return ts.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z" if with_date else ts.strftime("%H:%M:%S.%f")[:-3]
+
+
+def member_label(member: str | None, group: GroupAnalysis) -> str:
+    """A member as a reader recognises it: the node that logged it, and the tail of its id."""
+    if not member:
+        return "–"
+    node = group.member_nodes.get(member)
+    tail = member if len(member) <= 16 else "…" + member[-12:]
+    return f"{node} ({tail})" if node else tail
+
+
+def print_report(analysis: Analysis, console: Console) -> None:
+    console.print(_summary(analysis))
+    if not analysis.groups:
+        console.print(Text("No consumer group events found.", style="yellow"))
+    for group in analysis.groups:
+        console.print()
+        _print_group(group, console)
+
+
+def _summary(analysis: Analysis) -> Panel:
+    rebalances = sum(len(g.rebalances) for g in analysis.groups)
+    failed = sum(g.failed_rebalances for g in analysis.groups)
+    pause = sum(g.total_pause_ms for g in analysis.groups)
+    span = f"{clock(analysis.started_at, True)} → {clock(analysis.ended_at, True)}"
+    if analysis.started_at and analysis.ended_at:
+        span += f" ({duration(int((analysis.ended_at - analysis.started_at).total_seconds() * 1000))})"
+    lines = [
+        Text(span),
+        Text(f"{len(analysis.files)} files · {len(analysis.nodes)} nodes · {len(analysis.groups)} groups · "
+             f"{analysis.events:,} events"),
+        Text.assemble(("rebalances ", "bold"), str(rebalances), ("  failed ", "bold"), str(failed),
+                      ("  total pause ", "bold"), duration(pause)),
+    ]
+    if analysis.buckets:
+        total = sum(analysis.buckets.values())
+        lines.append(Text(f"lines: {total:,} read · " + " · ".join(
+            f"{analysis.buckets.get(b, 0):,} {b.replace('_', ' ')}" for b in BUCKETS), style="dim"))
+    skews = [s for s in analysis.clock_skew if abs(s.skew_ms) >= 50]
+    if skews:
+        lines.append(Text("clock skew vs " + visible(skews[0].reference) + ": " + ", ".join(
+            f"{visible(s.file)} {s.skew_ms:+d} ms" for s in skews), style="dim"))
+    return Panel(Group(*lines), title="rebalance-doctor report", title_align="left", expand=False)
+
+
+def _print_group(group: GroupAnalysis, console: Console) -> None:
+    header = Text.assemble(("group ", "bold"), (visible(group.group_id), "bold cyan"))
+    facts = [f"coordinator broker {group.coordinator}" if group.coordinator else None, group.protocol,
+             f"{len(group.rebalances)} rebalances", f"{group.failed_rebalances} failed" if group.failed_rebalances else None,
+             f"pause {duration(group.total_pause_ms)}"]
+    header.append("  " + " · ".join(f for f in facts if f), style="dim")
+    console.print(header)
+    if group.rebalances:
+        console.print(_generation_table(group))
+    for change in group.leader_changes:
+        console.print(Text(f"  leader change at generation {change.generation}: {member_label(change.previous, group)} → "
+                           f"{member_label(change.leader, group)}", style="yellow"))
+    if group.probing:
+        p = group.probing
+        console.print(Text(f"  probing: {p.count} probing rebalances, median interval {duration(p.interval_ms)} "
+                           f"(expected {duration(p.expected_interval_ms)})", style="yellow"))
+    _print_causes(group, console)
+    for finding in group.findings:
+        console.print(Text.assemble(("  ● ", SEVERITY_STYLE[finding.severity]), (finding.severity, SEVERITY_STYLE[finding.severity]),
+                                    " ", (finding.kind, "bold"), ": ", visible(finding.summary)))
+        for evidence in finding.evidence[:4]:
+            console.print(_evidence_line(evidence, "      "))
+        console.print(Text("    → " + finding.recommendation, style="green"))
+    if group.pause_by_member:
+        table = Table(title="pause by member", title_justify="left", header_style="bold", pad_edge=False)
+        table.add_column("member")
+        table.add_column("total pause", justify="right")
+        for member, ms in group.pause_by_member.items():
+            table.add_row(Text(visible(member_label(member, group))), duration(ms))
+        console.print(table)
+
+
+def _generation_table(group: GroupAnalysis) -> Table:
+    table = Table(header_style="bold", pad_edge=False, show_edge=False)
+    for column, justify in (("generation", "left"), ("start (UTC)", "left"), ("duration", "right"), ("members", "right"),
+                            ("Δ members", "left"), ("leader", "left"), ("cause", "left"), ("pause", "right")):
+        table.add_column(column, justify=justify, overflow="fold")
+    for rebalance in group.rebalances:
+        table.add_row(
+            Text(_generation(rebalance), style="bold magenta" if rebalance.failed else ""),
+            clock(rebalance.started_at),
+            duration(rebalance.duration_ms),
+            str(rebalance.member_count) if rebalance.member_count is not None else "–",
+            Text(visible(_delta(rebalance))),
+            Text(visible(member_label(rebalance.leader, group))),
+            Text(f"{rebalance.cause.kind} {rebalance.cause.confidence:.0%}", style=CAUSE_STYLE.get(rebalance.cause.kind, "")),
+            duration(rebalance.pause_ms) if rebalance.pauses else "–",
+        )
+    return table
+
+
+def _generation(rebalance: Rebalance) -> str:
+    start = "?" if rebalance.from_generation is None else str(rebalance.from_generation)
+    end = "✗ failed" if rebalance.failed and rebalance.to_generation is None else str(rebalance.to_generation)
+    return f"{start} → {end}" + (" ✗" if rebalance.failed and rebalance.to_generation is not None else "")
+
+
+def _delta(rebalance: Rebalance) -> str:
+    parts = [f"+{len(rebalance.joined)}"] if rebalance.joined else []
+    parts += [f"-1 ({d.how})" for d in rebalance.left]
+    return " ".join(parts)
+
+
+def _print_causes(group: GroupAnalysis, console: Console) -> None:
+    """Why each rebalance happened, with its evidence (the first rebalances of a storm stand for the rest)."""
+    shown = group.rebalances[:MAX_DETAILED_REBALANCES]
+    for rebalance in shown:
+        cause = rebalance.cause
+        console.print(Text.assemble(("  ", ""), (_generation(rebalance), "bold"), ": ",
+                                    (cause.kind, CAUSE_STYLE.get(cause.kind, "bold")), f" ({cause.confidence:.0%}) — ",
+                                    visible(cause.summary)))
+        for evidence in cause.evidence[:3]:
+            console.print(_evidence_line(evidence, "      "))
+        if cause.confirm:
+            console.print(Text(f"      to confirm: {cause.confirm}", style="dim"))
+    if len(group.rebalances) > len(shown):
+        console.print(Text(f"  … and {len(group.rebalances) - len(shown)} more rebalances (see --format json)", style="dim"))
+
+
+def _evidence_line(evidence: Evidence, indent: str) -> Text:
+    return Text.assemble(indent, (f"{visible(evidence.file)}:{evidence.line}", "dim"), " ", visible(evidence.text))
