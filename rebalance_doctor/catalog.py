@@ -228,6 +228,7 @@ class Layout:
     examples: tuple[Example, ...]
     path: str
     line: int
+    header: bool = False  # the line before the message carries the timestamp (java.util.logging)
 
     @functools.cached_property
     def compiled(self) -> regex.Pattern:
@@ -415,6 +416,7 @@ def _layout(entry: dict, path: Path) -> Layout:
         examples=_examples(entry, path, required=True),
         path=str(path),
         line=entry["__line__"],
+        header=bool(entry.get("header", False)),
     )
 
 

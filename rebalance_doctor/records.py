@@ -155,8 +155,7 @@ class EnvelopeReader:
     def _apply_layout(self, text: str, envelope: Envelope, headers_only: bool = False) -> None:
         layouts = self._preferred + [lay for lay in self.catalog.layouts if lay not in self._preferred]
         for layout in layouts:
-            is_header = "(?<msg>" not in layout.regex
-            if headers_only != is_header:
+            if headers_only != layout.header:
                 continue
             m = layout.compiled.match(text)
             if not m:

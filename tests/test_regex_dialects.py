@@ -28,7 +28,7 @@ def _cases():
     for pattern in CATALOG.patterns:
         for i, example in enumerate(pattern.examples):
             cases.append((f"{pattern.id}#{i}", pattern.regex, example.line.split("\n")[0]))
-    for entry in CATALOG.context_prefixes + CATALOG.outer_prefixes + CATALOG.layouts:
+    for entry in CATALOG.context_prefixes + CATALOG.outer_prefixes + CATALOG.layouts + CATALOG.reasons:
         for i, example in enumerate(entry.examples):
             cases.append((f"{entry.id}#{i}", entry.regex, example.line))
     return cases

@@ -14,7 +14,9 @@ import polars as pl
 from .causes import attribute
 from .findings import group_findings, leader_changes, probing
 from .model import Analysis, GroupAnalysis, Rebalance
-from .rebalances import assemble, coordinator_of, drafts, epoch_drafts, protocol_of, track_broker_members
+from .rebalances import (
+    assemble, coordinator_of, drafts, epoch_drafts, in_time_order, orphan_drafts, protocol_of, track_broker_members,
+)
 from .timeline import Event, estimate_skew, files_and_nodes, group_timelines
 
 DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
@@ -44,20 +46,21 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
 def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int) -> GroupAnalysis:
     protocol = protocol_of(timeline)
     candidates = epoch_drafts(group_id, timeline) if protocol == "consumer" else drafts(group_id, timeline)
+    candidates = in_time_order(candidates + orphan_drafts(group_id, timeline, candidates))
     rebalances: list[Rebalance] = []
     previous: Rebalance | None = None
     pending, broker_members = list(timeline), set()
     for draft in candidates:
-        sides = ({"broker"} if draft.starts or draft.broker else set()) | ({"client"} if draft.episodes else set())
+        sides = {"broker" if e.component == "broker" else "client" for e in draft.events}
         cause = attribute(draft, timeline, previous, sides)
-        stabilized = [e.at for e in draft.broker if e.at]
+        stabilized = [e.at for e in draft.broker + draft.signals if e.at]
         track_broker_members(broker_members, pending, min(stabilized) if stabilized else None)
         rebalance = assemble(draft, previous, protocol, cause, set(broker_members))
         rebalances.append(rebalance)
         if not rebalance.failed:
             previous = rebalance
     for earlier, later in zip(rebalances, rebalances[1:]):
-        if earlier.ended_at is None and not earlier.failed:
+        if earlier.ended_at is None and not earlier.failed and earlier.to_generation is not None:
             earlier.failed = True  # another rebalance began before this one reached a stable generation
     pause_by_member: dict[str, int] = defaultdict(int)
     for rebalance in rebalances:

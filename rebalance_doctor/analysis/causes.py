@@ -21,6 +21,7 @@ from .timeline import Event
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 CLIENT_GRACE = timedelta(seconds=1)  # client trigger lines may follow the coordinator's start by a little
 RETRY_WINDOW = timedelta(seconds=30)
+STARTUP = {"subscription_changed", "consumer_lifecycle", "client_config", "join_start", "coordinator_discovered"}  # signs of a member starting up
 
 SUMMARY = {
     "heartbeat_expiry": "the coordinator expired {member}: no heartbeat within session.timeout.ms",
@@ -65,6 +66,7 @@ CLIENT_CONFIDENCE = {
     "poll_timeout": 0.85, "heartbeat_expiry": 0.7, "probing_rebalance": 0.85, "cooperative_followup": 0.85,
     "version_probing": 0.85, "shutdown_requested": 0.85, "member_leave": 0.8, "static_member_fencing": 0.8,
     "metadata_change": 0.75, "enforced": 0.75, "member_join": 0.7, "failed_rebalance_retry": 0.6, "coordinator_change": 0.6,
+    "newcomer": 0.55,  # a client whose log starts right before the rebalance: probably the member that joined
 }
 
 
@@ -72,23 +74,23 @@ def attribute(draft: Draft, timeline: list[Event], previous: Rebalance | None, s
     """The cause of one classic rebalance (see module docstring for the order of witnesses)."""
     timed = sorted((e for e in draft.starts + draft.broker if e.at), key=lambda e: e.at)
     start = draft.starts[0] if draft.starts else (timed[0] if timed else None)
-    start_at = start.at if start else _first_client_signal(draft)
+    start_at = start.at if start else (_first_client_signal(draft) or draft.first_at)
     if start is not None and start.cause not in (None, SYMPTOM):
         related = _related(timeline, start, start.member_id)
         return _cause(start.cause, 0.95, start.member_id or _member_of(related), [start, *related], sides)
-    window = _window(timeline, previous, start_at)
+    window = _window(timeline, previous, start_at, draft)
     near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, BROKER_LEAD)]
     broker_witness = min(near, key=lambda e: BROKER_WITNESS_ORDER.index(e.kind), default=None)
     if broker_witness is not None:
         kind = broker_witness.cause if broker_witness.cause not in (None, SYMPTOM, "unknown") else BROKER_EVENT_CAUSE[broker_witness.kind]
         return _cause(kind, 0.85, broker_witness.member_id, [broker_witness, *([start] if start else [])], sides)
-    client = _client_witness(window, draft)
+    client = _client_witness(window, draft, timeline)
     if client is not None:
         kind, event, member = client
         return _cause(kind, CLIENT_CONFIDENCE.get(kind, 0.6), member, [event, *([start] if start else [])], sides)
     if previous is not None and previous.failed and start_at and previous.started_at and start_at - previous.started_at <= RETRY_WINDOW:
         return _cause("failed_rebalance_retry", 0.6, None, [start] if start else [], sides)
-    newcomer = next((ep for ep in draft.episodes if ep.first_in_log), None)
+    newcomer = next((ep for ep in draft.episodes if ep.first_in_log and any(e.kind in STARTUP for e in ep.pre)), None)
     if newcomer is not None and newcomer.join is not None:
         return _cause("member_join", 0.6, newcomer.member_id, [newcomer.join], sides)
     symptoms = [e for e in window if e.cause == SYMPTOM] + ([start] if start is not None and start.cause == SYMPTOM else [])
@@ -146,24 +148,38 @@ def _first_client_signal(draft: Draft) -> datetime | None:
     return min(times) if times else None
 
 
-def _window(timeline: list[Event], previous: Rebalance | None, start_at: datetime | None) -> list[Event]:
-    """Events between the end of the previous rebalance and just after this one started."""
-    if start_at is None:
-        return []
-    since = previous.ended_at or previous.started_at if previous else None
-    since = since or start_at - timedelta(minutes=5)
-    return [e for e in timeline if e.at is not None and since <= e.at <= start_at + CLIENT_GRACE]
+def _window(timeline: list[Event], previous: Rebalance | None, start_at: datetime | None, draft: Draft) -> list[Event]:
+    """Events between the end of the previous rebalance and just after this one started, plus the draft's own
+    lines (all a log without timestamps can offer)."""
+    own = {id(e) for e in draft.events}
+    since = (previous.ended_at or previous.started_at) if previous else None
+    if start_at is not None:
+        since = since or start_at - timedelta(minutes=5)
+    return [
+        e for e in timeline
+        if id(e) in own or (start_at is not None and e.at is not None and since <= e.at <= start_at + CLIENT_GRACE)
+    ]
 
 
 def _near(event: Event, at: datetime | None, lead: timedelta) -> bool:
     return at is not None and event.at is not None and at - lead <= event.at <= at + CLIENT_GRACE
 
 
-def _client_witness(window: list[Event], draft: Draft) -> tuple[str, Event, str | None] | None:
+def _first_events(timeline: list[Event]) -> dict[tuple[str, str, str], Event]:
+    first: dict[tuple[str, str, str], Event] = {}
+    for event in timeline:
+        first.setdefault(event.participant, event)
+    return first
+
+
+def _client_witness(window: list[Event], draft: Draft, timeline: list[Event]) -> tuple[str, Event, str | None] | None:
     """The strongest client-side witness in the window (a reason that is not a symptom, a trigger line)."""
     members = _member_ids(draft.episodes)
     candidates: list[tuple[float, int, str, Event]] = []
+    first_seen = _first_events(timeline)
     for position, event in enumerate(window):
+        if first_seen.get(event.participant) is event and event.kind in STARTUP and event.component != "broker":
+            candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
         if event.component == "broker":
             continue
         kind = None

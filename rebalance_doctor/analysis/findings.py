@@ -108,6 +108,14 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
             members = sorted({r.cause.member for r in hits if r.cause.member})
             who = f": {', '.join(members)}" if members else ""
             add(kind, f"{len(hits)} rebalance(s) of {group_id} caused by {kind.replace('_', ' ')}{who}", _evidence(hits))
+    moves = _coordinator_moves(timeline)
+    if moves and not by_cause.get("coordinator_change"):
+        brokers = ", ".join(f"broker {b}" for b in moves[0])
+        add("coordinator_change", f"members lost the group coordinator and found it again ({brokers}); "
+            "no rebalance came of it in these logs", moves[1])
+    static = [e for e in timeline if e.kind in ("static_member_rejoined", "member_fenced") and (e.instance_id or e.kind != "member_fenced")]
+    if static and not by_cause.get("static_member_fencing"):
+        add("static_member_fencing", f"{len(static)} static-member replacement/fencing line(s)", [e.evidence for e in static])
     churn = by_cause.get("member_churn", [])
     if len(churn) >= 2:
         add("member_churn", f"{len(churn)} rebalances from members joining or leaving", _evidence(churn))
@@ -171,6 +179,27 @@ def _storm(rebalances: list[Rebalance]) -> tuple[str, list[Evidence]] | None:
             span = (burst[-1].started_at - first.started_at).total_seconds()
             return f"{len(burst)} rebalances within {span:.0f} s", _evidence(burst)
     return None
+
+
+def _coordinator_moves(timeline: list[Event]) -> tuple[list[str], list[Evidence]] | None:
+    """The coordinators the group had (broker ids, in order of appearance), when it had more than one or
+    members lost theirs (NOT_COORDINATOR, coordinator marked dead) and had to find it again."""
+    from .rebalances import broker_id
+
+    brokers: list[str] = []
+    evidence: list[Evidence] = []
+    lost = False
+    for event in timeline:
+        is_lost = event.kind == "coordinator_lost" or "NOT_COORDINATOR" in (event.error or "").upper().replace(" ", "_")
+        if event.kind in ("coordinator_discovered", "coordinator_elected", "group_loaded", "coordinator_lost") and event.coordinator:
+            broker = broker_id(event.coordinator)
+            if broker not in brokers:
+                brokers.append(broker)
+                evidence.append(event.evidence)
+        if is_lost and not lost:
+            lost = True
+            evidence.append(event.evidence)
+    return (brokers, evidence) if len(brokers) >= 2 or (lost and brokers) else None
 
 
 def _crash_loop(rebalances: list[Rebalance], timeline: list[Event]) -> tuple[str, list[Evidence]] | None:

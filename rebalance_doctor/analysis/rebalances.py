@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .model import Cause, Departure, MemberPause, Rebalance
-from .timeline import Event
+from .timeline import EARLIEST, Event
 
 # Kinds a member logs on its way into a rebalance, before it learns the new generation.
 PRE_JOIN = {
@@ -64,11 +64,25 @@ class Draft:
     """A rebalance being assembled: everything known about the move into one generation."""
 
     group_id: str
-    generation: int
+    generation: int | None
     starts: list[Event] = field(default_factory=list)  # broker rebalance_start (old generation = N-1)
     broker: list[Event] = field(default_factory=list)  # other broker events targeting N
     episodes: list[Episode] = field(default_factory=list)
     failed_attempt: bool = False
+    signals: list[Event] = field(default_factory=list)  # a rebalance only its side effects show (no generation logged)
+
+    @property
+    def events(self) -> list[Event]:
+        return self.starts + self.broker + [e for ep in self.episodes for e in ep.events] + self.signals
+
+    @property
+    def first_at(self) -> datetime | None:
+        """When it began: the coordinator's or the side effects' first line, else the members' last steps before
+        joining (a member's earlier lines may reach far back)."""
+        times = [e.at for e in self.starts + self.broker + self.signals if e.at]
+        if not times:
+            times = [e.at for ep in self.episodes for e in ep.pre[-3:] + ([ep.join] if ep.join else []) if e.at]
+        return min(times) if times else None
 
 
 def target_generation(event: Event) -> int | None:
@@ -172,7 +186,7 @@ def broker_id(printed: str) -> str:
     """`host:9092 (id: 2147483646 rack: null)` → '1' (clients address the coordinator as 2147483647 − broker id)."""
     import re
 
-    m = re.search(r"id:? (\d+)", printed)
+    m = re.search(r"(?:nodeId=|\bid:? )(\d+)", printed)
     if m and int(m.group(1)) > 2147483000:
         return str(2147483647 - int(m.group(1)))
     return m.group(1) if m else printed
@@ -184,6 +198,7 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
     logs; without them, from the coordinator's join/leave lines (``broker_members``)."""
     episodes = draft.episodes
     starts = [e.at for e in draft.starts if e.at] + [ev.at for ep in episodes for ev in ep.pre[-3:] if ev.at]
+    starts += [e.at for e in draft.signals if e.at]
     broker_start = next((e.at for e in draft.starts if e.at), None)
     started_at = broker_start or (min(starts) if starts else None)
     ends = [e.at for e in draft.broker if (e.kind in STABLE_MARKS or e.kind == "group_state_change") and e.at]
@@ -209,10 +224,10 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
     if cause.member and cause.kind in DEPARTURE_CAUSES:
         left = [d for d in left if d.member != cause.member] + [Departure(cause.member, cause.kind)]
     assignor = next((ep.join.assignor for ep in episodes if ep.join and ep.join.assignor), None)
-    seen_by = sorted({"broker" for _ in draft.starts + draft.broker} | {"client" for _ in episodes})
+    seen_by = sorted({"broker" if e.component == "broker" else "client" for e in draft.events})
     return Rebalance(
         group_id=draft.group_id,
-        from_generation=draft.generation - 1 if draft.starts or previous else None,
+        from_generation=_from_generation(draft, previous),
         to_generation=None if draft.failed_attempt else draft.generation,
         started_at=started_at,
         ended_at=ended_at,
@@ -230,6 +245,13 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
         failed=draft.failed_attempt,
         seen_by=seen_by,
     )
+
+
+def _from_generation(draft: Draft, previous: Rebalance | None) -> int | None:
+    if draft.generation is None:  # seen only through side effects: the generation the members held
+        held = [e.generation for e in draft.signals if e.generation is not None]
+        return max(held) if held else (previous.to_generation if previous else None)
+    return draft.generation - 1 if draft.starts or previous else None
 
 
 def _departed(draft: Draft) -> set[str]:
@@ -353,3 +375,52 @@ def track_broker_members(members: set[str], timeline: list[Event], until: dateti
             members.add(event.member_id)
         elif event.kind in MEMBERSHIP_OUT:
             members.discard(event.member_id)
+
+
+# Lines that mean a rebalance is starting or under way, even when no generation line of it was logged.
+ORPHAN_SIGNALS = {
+    "join_requested", "leave_group", "poll_timeout", "member_expired", "member_left", "member_fenced", "member_removed",
+    "probing_rebalance", "followup_rebalance", "sync_failed", "join_failed", "heartbeat_failed", "partitions_lost",
+    "commit_failed", "session_timeout", "rebalance_failed",
+}
+ORPHAN_MARGIN = timedelta(seconds=10)
+ORPHAN_GAP = timedelta(seconds=30)
+
+
+def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> list[Draft]:
+    """Rebalances seen only through their side effects: a member leaving or expiring with no rebalance line
+    after it, a member that only reports the group rebalancing, a Streams probing trigger without a group."""
+    covered = {id(e) for d in known for e in d.events}
+    windows = [(d.first_at - ORPHAN_MARGIN, _last_at(d) + ORPHAN_MARGIN) for d in known if d.first_at]
+    loose = [e for e in timeline if _signals_rebalance(e) and id(e) not in covered
+             and not (e.at and any(a <= e.at <= b for a, b in windows))]
+    clusters: list[list[Event]] = []
+    for event in loose:
+        last = clusters[-1][-1] if clusters else None
+        if last is not None and (event.at is None or last.at is None or event.at - last.at <= ORPHAN_GAP):
+            clusters[-1].append(event)
+        else:
+            clusters.append([event])
+    return [Draft(group_id, None, signals=cluster) for cluster in clusters]
+
+
+def _signals_rebalance(event: Event) -> bool:
+    """A heartbeat failure says "rebalance" only when the coordinator answered so (not for a coordinator move)."""
+    if event.kind != "heartbeat_failed":
+        return event.kind in ORPHAN_SIGNALS
+    error = (event.error or event.reason or "").upper()
+    return event.cause == "symptom" or any(word in error for word in ("REBALANCE", "GENERATION", "UNKNOWN_MEMBER"))
+
+
+def _last_at(draft: Draft) -> datetime:
+    return max(e.at for e in draft.events if e.at)
+
+
+def in_time_order(drafts: list[Draft]) -> list[Draft]:
+    """Drafts by when they began; one with no timestamps stays after its predecessor."""
+    keyed, last = [], None
+    for position, draft in enumerate(drafts):
+        last = draft.first_at or last
+        keyed.append((last is None, last, position, draft))
+    keyed.sort(key=lambda k: (k[0], k[1] or EARLIEST, k[2]))
+    return [k[3] for k in keyed]

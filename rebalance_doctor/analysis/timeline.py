@@ -21,7 +21,10 @@ from .model import ClockSkew, Evidence
 # (broker kind, client kind) that happen within milliseconds of each other for the same generation
 SIMULTANEOUS = (("group_stabilized", "join_succeeded"), ("assignment_received", "sync_succeeded"))
 MAX_SKEW = timedelta(minutes=30)
-EARLIEST = datetime.min.replace(tzinfo=timezone.utc)  # beyond this a pair is another rebalance, not a clock difference
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+UNNAMED_GROUP = "(group not in the logs)"
+GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
+                   "poll_timeout", "leave_group", "join_requested", "heartbeat_failed"}  # beyond this a pair is another rebalance, not a clock difference
 
 
 @dataclass
@@ -74,12 +77,29 @@ def estimate_skew(events: pl.DataFrame) -> list[ClockSkew]:
 
 
 def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, list[Event]]:
-    """Events per group id, in reference-clock order (events without a timestamp keep their file position)."""
+    """Events per group id, in reference-clock order (events without a timestamp keep their file position).
+
+    A client line that does not name its group (librdkafka's JoinGroup/SyncGroup responses, a Streams
+    assignor line) belongs to the group its own consumer named last, in the same file.
+    """
     offset = {s.file: timedelta(milliseconds=s.skew_ms) for s in skews}
     timelines: dict[str, list[Event]] = defaultdict(list)
-    for row in events.filter(pl.col("group_id").is_not_null()).to_dicts():
+    last_group: dict[tuple[str, str, str], str] = {}
+    for row in events.to_dicts():
         at = row["ts"] - offset.get(row["file"], timedelta(0)) if row["ts"] is not None else None
-        timelines[row["group_id"]].append(Event(row, at))
+        event = Event(row, at)
+        if row["group_id"] is not None:
+            if row["component"] != "broker":
+                last_group[event.participant] = row["group_id"]
+        elif row["component"] != "broker" and event.participant in last_group:
+            row = {**row, "group_id": last_group[event.participant]}
+            event = Event(row, at)
+        elif row["kind"] in GROUPLESS_KINDS:
+            row = {**row, "group_id": UNNAMED_GROUP}  # e.g. a Streams assignor line: the group is never printed
+            event = Event(row, at)
+        else:
+            continue
+        timelines[row["group_id"]].append(event)
     for timeline in timelines.values():
         _order(timeline)
     return dict(timelines)
