@@ -33,6 +33,10 @@ def write_json(analysis: Analysis, stream: IO[str]) -> None:
     stream.write("\n")
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def duration(ms: int | None) -> str:
     if ms is None:
         return "–"
@@ -76,8 +80,8 @@ def _summary(analysis: Analysis) -> Panel:
         span += f" ({duration(int((analysis.ended_at - analysis.started_at).total_seconds() * 1000))})"
     lines = [
         Text(span),
-        Text(f"{len(analysis.files)} files · {len(analysis.nodes)} nodes · {len(analysis.groups)} groups · "
-             f"{analysis.events:,} events"),
+        Text(" · ".join((plural(len(analysis.files), "file"), plural(len(analysis.nodes), "node"),
+                         plural(len(analysis.groups), "group"), plural(analysis.events, "event")))),
         Text.assemble(("rebalances ", "bold"), str(rebalances), ("  failed ", "bold"), str(failed),
                       ("  total pause ", "bold"), duration(pause)),
     ]
@@ -95,7 +99,7 @@ def _summary(analysis: Analysis) -> Panel:
 def _print_group(group: GroupAnalysis, console: Console) -> None:
     header = Text.assemble(("group ", "bold"), (visible(group.group_id), "bold cyan"))
     facts = [f"coordinator broker {group.coordinator}" if group.coordinator else None, group.protocol,
-             f"{len(group.rebalances)} rebalances", f"{group.failed_rebalances} failed" if group.failed_rebalances else None,
+             plural(len(group.rebalances), "rebalance"), f"{group.failed_rebalances} failed" if group.failed_rebalances else None,
              f"pause {duration(group.total_pause_ms)}"]
     header.append("  " + " · ".join(f for f in facts if f), style="dim")
     console.print(header)

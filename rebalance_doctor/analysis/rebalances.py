@@ -113,7 +113,7 @@ def member_episodes(timeline: list[Event]) -> list[Episode]:
         for event in events:
             if event.kind == "join_succeeded" and event.generation is not None:
                 current = Episode(participant, event.generation, event.member_id, event.node, pre=pending, join=event,
-                                  first_in_log=not seen_join and not any(e.kind == "partitions_assigned" for e in pending))
+                                  first_in_log=not seen_join and not _was_processing(pending))
                 episodes.append(current)
                 pending, seen_join = [], True
             elif current is not None and event.kind in POST_JOIN and not _closes(current):
@@ -122,6 +122,11 @@ def member_episodes(timeline: list[Event]) -> list[Episode]:
                 pending.append(event)
         # a trailing pre-join run with no join: the member was cut off (log ends, or it never rejoined)
     return episodes
+
+
+def _was_processing(pending: list[Event]) -> bool:
+    """Before its first join in the log, a member that gets or gives up partitions was already processing."""
+    return any(e.kind == "partitions_assigned" or (e.kind == "partitions_revoked" and _non_empty(e.partitions)) for e in pending)
 
 
 def _closes(episode: Episode) -> bool:
@@ -401,7 +406,8 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
             clusters[-1].append(event)
         else:
             clusters.append([event])
-    return [Draft(group_id, None, signals=cluster) for cluster in clusters]
+    # a cluster needs a time or a real cause: timeless symptoms ("already rebalancing") cannot be placed
+    return [Draft(group_id, None, signals=c) for c in clusters if any(e.at for e in c) or any(e.cause not in (None, "symptom") for e in c)]
 
 
 def _signals_rebalance(event: Event) -> bool:
