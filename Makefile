@@ -13,8 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/rebalance-doctor grep sample_logs/heartbeat-expiry/
-	$(BIN)/rebalance-doctor events sample_logs/ --kind rebalance_start --kind group_stabilized --kind member_expired --kind poll_timeout
+	@for incident in sample_logs/*/; do $(BIN)/rebalance-doctor report "$$incident" || exit $$?; done
 
 # The Java regex dialect test (Spark's dialect) runs java.util.regex through a single-file Java program.
 jdk:
