@@ -17,7 +17,7 @@ from .model import Analysis, GroupAnalysis, Rebalance
 from .rebalances import (
     assemble, coordinator_of, drafts, epoch_drafts, in_time_order, orphan_drafts, protocol_of, track_broker_members,
 )
-from .timeline import Event, estimate_skew, files_and_nodes, group_timelines
+from .timeline import Event, TimeIndex, estimate_skew, files_and_nodes, group_timelines
 
 DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
 
@@ -49,12 +49,12 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     candidates = in_time_order(candidates + orphan_drafts(group_id, timeline, candidates))
     rebalances: list[Rebalance] = []
     previous: Rebalance | None = None
-    pending, broker_members = list(timeline), set()
+    index, position, broker_members = TimeIndex(timeline), 0, set()
     for draft in candidates:
         sides = {"broker" if e.component == "broker" else "client" for e in draft.events}
-        cause = attribute(draft, timeline, previous, sides)
+        cause = attribute(draft, index, previous, sides)
         stabilized = [e.at for e in draft.broker + draft.signals if e.at]
-        track_broker_members(broker_members, pending, min(stabilized) if stabilized else None)
+        position = track_broker_members(broker_members, timeline, position, min(stabilized) if stabilized else None)
         rebalance = assemble(draft, previous, protocol, cause, set(broker_members))
         rebalances.append(rebalance)
         if not rebalance.failed:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from ..schema import SYMPTOM
 from .model import Cause, Evidence, Rebalance
 from .rebalances import Draft, Episode
-from .timeline import Event
+from .timeline import Event, TimeIndex
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 CLIENT_GRACE = timedelta(seconds=1)  # client trigger lines may follow the coordinator's start by a little
@@ -70,21 +70,21 @@ CLIENT_CONFIDENCE = {
 }
 
 
-def attribute(draft: Draft, timeline: list[Event], previous: Rebalance | None, sides: set[str]) -> Cause:
+def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides: set[str]) -> Cause:
     """The cause of one classic rebalance (see module docstring for the order of witnesses)."""
     timed = sorted((e for e in draft.starts + draft.broker if e.at), key=lambda e: e.at)
     start = draft.starts[0] if draft.starts else (timed[0] if timed else None)
     start_at = start.at if start else (_first_client_signal(draft) or draft.first_at)
     if start is not None and start.cause not in (None, SYMPTOM):
-        related = _related(timeline, start, start.member_id)
+        related = _related(index, start, start.member_id)
         return _cause(start.cause, 0.95, start.member_id or _member_of(related), [start, *related], sides)
-    window = _window(timeline, previous, start_at, draft)
+    window = _window(index, previous, start_at, draft)
     near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, BROKER_LEAD)]
     broker_witness = min(near, key=lambda e: BROKER_WITNESS_ORDER.index(e.kind), default=None)
     if broker_witness is not None:
         kind = broker_witness.cause if broker_witness.cause not in (None, SYMPTOM, "unknown") else BROKER_EVENT_CAUSE[broker_witness.kind]
         return _cause(kind, 0.85, broker_witness.member_id, [broker_witness, *([start] if start else [])], sides)
-    client = _client_witness(window, draft, timeline)
+    client = _client_witness(window, draft, index)
     if client is not None:
         kind, event, member = client
         return _cause(kind, CLIENT_CONFIDENCE.get(kind, 0.6), member, [event, *([start] if start else [])], sides)
@@ -123,14 +123,14 @@ def _confirm(kind: str, sides: set[str]) -> str | None:
     return None
 
 
-def _related(timeline: list[Event], start: Event, member: str | None) -> list[Event]:
+def _related(index: TimeIndex, start: Event, member: str | None) -> list[Event]:
     """Lines that back a broker reason: the expiry/leave of the same member, and its own log's witness."""
+    if start.at is None:
+        return []
     related = []
-    for event in timeline:
-        if event is start or not _near(event, start.at, BROKER_LEAD + BROKER_LEAD):
-            continue
+    for event in index.between(start.at - 2 * BROKER_LEAD, start.at + CLIENT_GRACE):
         departure = event.kind in ("member_expired", "member_left", "member_fenced", "poll_timeout", "leave_group")
-        if not departure:
+        if event is start or not departure:
             continue
         if member is None and event.component == "broker" and event.member_id:
             member = event.member_id  # the reason did not name it: the departure logged with the start does
@@ -148,35 +148,27 @@ def _first_client_signal(draft: Draft) -> datetime | None:
     return min(times) if times else None
 
 
-def _window(timeline: list[Event], previous: Rebalance | None, start_at: datetime | None, draft: Draft) -> list[Event]:
+def _window(index: TimeIndex, previous: Rebalance | None, start_at: datetime | None, draft: Draft) -> list[Event]:
     """Events between the end of the previous rebalance and just after this one started, plus the draft's own
     lines (all a log without timestamps can offer)."""
-    own = {id(e) for e in draft.events}
-    since = (previous.ended_at or previous.started_at) if previous else None
+    nearby: list[Event] = []
     if start_at is not None:
-        since = since or start_at - timedelta(minutes=5)
-    return [
-        e for e in timeline
-        if id(e) in own or (start_at is not None and e.at is not None and since <= e.at <= start_at + CLIENT_GRACE)
-    ]
+        since = (previous.ended_at or previous.started_at) if previous else None
+        since = max(since or start_at - timedelta(minutes=5), start_at - timedelta(minutes=30))
+        nearby = [e for e in index.between(since, start_at + CLIENT_GRACE) if e.at is not None]
+    seen = {id(e) for e in nearby}
+    return nearby + [e for e in draft.events if id(e) not in seen]
 
 
 def _near(event: Event, at: datetime | None, lead: timedelta) -> bool:
     return at is not None and event.at is not None and at - lead <= event.at <= at + CLIENT_GRACE
 
 
-def _first_events(timeline: list[Event]) -> dict[tuple[str, str, str], Event]:
-    first: dict[tuple[str, str, str], Event] = {}
-    for event in timeline:
-        first.setdefault(event.participant, event)
-    return first
-
-
-def _client_witness(window: list[Event], draft: Draft, timeline: list[Event]) -> tuple[str, Event, str | None] | None:
+def _client_witness(window: list[Event], draft: Draft, index: TimeIndex) -> tuple[str, Event, str | None] | None:
     """The strongest client-side witness in the window (a reason that is not a symptom, a trigger line)."""
     members = _member_ids(draft.episodes)
     candidates: list[tuple[float, int, str, Event]] = []
-    first_seen = _first_events(timeline)
+    first_seen = index.first_seen
     for position, event in enumerate(window):
         if first_seen.get(event.participant) is event and event.kind in STARTUP and event.component != "broker":
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up

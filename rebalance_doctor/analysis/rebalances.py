@@ -10,6 +10,8 @@ enough to place a rebalance; both together give the members' pauses on the coord
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -370,16 +372,19 @@ MEMBERSHIP_IN = {"member_joined", "static_member_rejoined"}
 MEMBERSHIP_OUT = {"member_expired", "member_left", "member_removed", "member_fenced"}
 
 
-def track_broker_members(members: set[str], timeline: list[Event], until: datetime | None) -> None:
-    """Apply the coordinator's join/leave lines up to ``until`` to the running member set (consumed from the front)."""
-    while timeline and (until is None or timeline[0].at is None or timeline[0].at <= until):
-        event = timeline.pop(0)
+def track_broker_members(members: set[str], timeline: list[Event], position: int, until: datetime | None) -> int:
+    """Apply the coordinator's join/leave lines from ``position`` up to ``until`` to the running member set;
+    returns the position to continue from."""
+    while position < len(timeline) and (until is None or timeline[position].at is None or timeline[position].at <= until):
+        event = timeline[position]
+        position += 1
         if event.component != "broker" or not event.member_id:
             continue
         if event.kind in MEMBERSHIP_IN:
             members.add(event.member_id)
         elif event.kind in MEMBERSHIP_OUT:
             members.discard(event.member_id)
+    return position
 
 
 # Lines that mean a rebalance is starting or under way, even when no generation line of it was logged.
@@ -396,9 +401,15 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
     """Rebalances seen only through their side effects: a member leaving or expiring with no rebalance line
     after it, a member that only reports the group rebalancing, a Streams probing trigger without a group."""
     covered = {id(e) for d in known for e in d.events}
-    windows = [(d.first_at - ORPHAN_MARGIN, _last_at(d) + ORPHAN_MARGIN) for d in known if d.first_at]
-    loose = [e for e in timeline if _signals_rebalance(e) and id(e) not in covered
-             and not (e.at and any(a <= e.at <= b for a, b in windows))]
+    windows = sorted((d.first_at - ORPHAN_MARGIN, _last_at(d) + ORPHAN_MARGIN) for d in known if d.first_at)
+    starts = [a for a, _ in windows]
+    reach = list(itertools.accumulate((b for _, b in windows), max))  # furthest end among windows starting before
+
+    def inside(at: datetime | None) -> bool:
+        i = bisect.bisect_right(starts, at) - 1 if at else -1
+        return i >= 0 and reach[i] >= at
+
+    loose = [e for e in timeline if _signals_rebalance(e) and id(e) not in covered and not inside(e.at)]
     clusters: list[list[Event]] = []
     for event in loose:
         last = clusters[-1][-1] if clusters else None

@@ -8,6 +8,7 @@ sample of that file's skew; the median per file is subtracted before anything is
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -117,6 +118,27 @@ def _order(timeline: list[Event]) -> None:
         keyed.append((anchor is None, anchor or EARLIEST, position, event))
     keyed.sort(key=lambda item: item[:3])
     timeline[:] = [item[3] for item in keyed]
+
+
+class TimeIndex:
+    """A group's timeline with binary search by time: analyzers ask "what happened around t" per rebalance,
+    which must not cost a scan of the whole timeline (a storm has tens of thousands of rebalances)."""
+
+    def __init__(self, timeline: list[Event]):
+        self.events = timeline
+        self.keys: list[datetime] = []
+        last = EARLIEST
+        for event in timeline:  # running maximum: monotonic, a timeless line takes the time before it
+            if event.at is not None and event.at > last:
+                last = event.at
+            self.keys.append(last)
+        self.first_seen: dict[tuple[str, str, str], Event] = {}
+        for event in timeline:
+            self.first_seen.setdefault(event.participant, event)
+
+    def between(self, start: datetime, end: datetime) -> list[Event]:
+        """Events whose (forward-filled) time lies in [start, end], in timeline order."""
+        return self.events[bisect.bisect_left(self.keys, start) : bisect.bisect_right(self.keys, end)]
 
 
 def files_and_nodes(events: pl.DataFrame) -> tuple[list[str], list[str]]:
