@@ -67,6 +67,19 @@ def _is_continuation(record: str, line: str, prefix: str) -> bool:
     return deeper or line.lstrip().startswith("Caused by: ")
 
 
+@dataclass(frozen=True)
+class _StartsLikeRecord:
+    """Tells whether a line starts a new record in the layout (and node prefix) of a multi-line record."""
+
+    layout: object
+    prefix: str
+
+    def match(self, line: str) -> bool:
+        if self.prefix and not line.startswith(self.prefix):
+            return True  # another node's line (interleaved kubectl/docker output) ends the record
+        return bool(self.layout.compiled.match(line[len(self.prefix):]))
+
+
 class PolarsScanner:
     """Scans sources with the catalog's anchors and regexes, in polars (Rust regex)."""
 
@@ -103,10 +116,16 @@ class PolarsScanner:
         for idx in sorted(matches):
             raw_lines = [texts[idx]]
             prefix = node_prefix(raw_lines[0], self.catalog)
+            # a multi-line message (2.4's "Updating assignment with\nnow assigned partitions: …") continues on
+            # unindented lines too, up to the next line that starts a record of the same layout
+            layout = self._record_layout(raw_lines[0]) if matches[idx].pattern.multiline else None
             for follower in range(idx + 1, min(idx + 1 + MAX_CONTINUATION_LINES, texts.len())):
-                if follower in matches or not _is_continuation(raw_lines[0], texts[follower], prefix):
+                line = texts[follower]
+                if follower in matches or not (
+                    _is_continuation(raw_lines[0], line, prefix) or (layout is not None and line.strip() and not layout.match(line))
+                ):
                     break
-                raw_lines.append(texts[follower])
+                raw_lines.append(line)
             matched_positions.extend(range(idx, idx + len(raw_lines)))
             result.rows.append(
                 build_event(
@@ -136,6 +155,16 @@ class PolarsScanner:
                 (first_line + int(i) + 1, text) for i, text in zip(relevant.arg_true(), texts.filter(relevant), strict=True)
             )
         return texts.len()
+
+    def _record_layout(self, line: str):
+        """The timestamped layout a record line starts with (None for message-only logs: then only indented
+        lines can be told to continue it)."""
+        for layout in self.catalog.layouts:
+            if layout.header or "(?<ts>" not in layout.regex or layout.regex.startswith("^.{"):
+                continue
+            if layout.compiled.match(line.removeprefix(node_prefix(line, self.catalog))):
+                return _StartsLikeRecord(layout, node_prefix(line, self.catalog))
+        return None
 
     def _match(self, positions: pl.Series, texts: pl.Series) -> dict[int, MessageMatch]:
         """Best catalog match per candidate line: only the patterns of the anchors the line contains."""

@@ -17,7 +17,7 @@ from .model import Analysis, GroupAnalysis, Rebalance
 from .rebalances import (
     assemble, coordinator_of, drafts, epoch_drafts, in_time_order, orphan_drafts, protocol_of, track_broker_members,
 )
-from .timeline import Event, TimeIndex, estimate_skew, files_and_nodes, group_timelines
+from .timeline import Event, TimeIndex, consumer_starts, estimate_skew, files_and_nodes, group_timelines
 
 DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
 
@@ -27,7 +27,8 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
     """Every rebalance of every group in the event table, with causes, pauses and findings."""
     skews = estimate_skew(events)
     timelines = group_timelines(events, skews)
-    groups = [analyze_group(group_id, timeline, probing_interval_ms) for group_id, timeline in sorted(timelines.items())]
+    starts = consumer_starts(events, skews)
+    groups = [analyze_group(group_id, timeline, probing_interval_ms, starts) for group_id, timeline in sorted(timelines.items())]
     groups.sort(key=lambda g: (-len(g.rebalances), g.group_id))
     files, nodes = files_and_nodes(events)
     times = events["ts"].drop_nulls()
@@ -43,7 +44,8 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
     )
 
 
-def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int) -> GroupAnalysis:
+def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int,
+                  starts: dict[tuple[str, str], list] | None = None) -> GroupAnalysis:
     protocol = protocol_of(timeline)
     candidates = epoch_drafts(group_id, timeline) if protocol == "consumer" else drafts(group_id, timeline)
     candidates = in_time_order(candidates + orphan_drafts(group_id, timeline, candidates))
@@ -55,7 +57,7 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
         cause = attribute(draft, index, previous, sides)
         stabilized = [e.at for e in draft.broker + draft.signals if e.at]
         position = track_broker_members(broker_members, timeline, position, min(stabilized) if stabilized else None)
-        rebalance = assemble(draft, previous, protocol, cause, set(broker_members))
+        rebalance = assemble(draft, previous, protocol, cause, set(broker_members), starts or {})
         rebalances.append(rebalance)
         if not rebalance.failed:
             previous = rebalance

@@ -59,7 +59,6 @@ CLIENT_EVENT_CAUSE = {
     "version_probing": "version_probing",
     "shutdown_requested": "shutdown_requested",
     "thread_replaced": "member_join",
-    "coordinator_lost": "coordinator_change",
 }
 # The order in which client-side witnesses are believed (strongest first) and how much.
 CLIENT_CONFIDENCE = {
@@ -75,16 +74,20 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
     timed = sorted((e for e in draft.starts + draft.broker if e.at), key=lambda e: e.at)
     start = draft.starts[0] if draft.starts else (timed[0] if timed else None)
     start_at = start.at if start else (_first_client_signal(draft) or draft.first_at)
+    window = _window(index, previous, start_at, draft)
     if start is not None and start.cause not in (None, SYMPTOM):
         related = _related(index, start, start.member_id)
+        refined = _refine(start.cause, window, draft, index, previous)
+        if refined is not None:  # the member's own log says more than the coordinator's generic reason
+            kind, event, member = refined
+            return _cause(kind, 0.9, member or start.member_id, [event, start, *related], sides)
         return _cause(start.cause, 0.95, start.member_id or _member_of(related), [start, *related], sides)
-    window = _window(index, previous, start_at, draft)
     near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, BROKER_LEAD)]
     broker_witness = min(near, key=lambda e: BROKER_WITNESS_ORDER.index(e.kind), default=None)
     if broker_witness is not None:
         kind = broker_witness.cause if broker_witness.cause not in (None, SYMPTOM, "unknown") else BROKER_EVENT_CAUSE[broker_witness.kind]
         return _cause(kind, 0.85, broker_witness.member_id, [broker_witness, *([start] if start else [])], sides)
-    client = _client_witness(window, draft, index)
+    client = _client_witness(window, draft, index, previous)
     if client is not None:
         kind, event, member = client
         return _cause(kind, CLIENT_CONFIDENCE.get(kind, 0.6), member, [event, *([start] if start else [])], sides)
@@ -98,6 +101,22 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
     if symptoms:
         summary += "; members only report symptoms (the group was already rebalancing when they noticed)"
     return Cause("unknown", 0.2 if symptoms else 0.1, summary, [e.evidence for e in symptoms[:3]], None, _confirm("unknown", sides))
+
+
+# Coordinator reasons that only say what the coordinator saw; a member's own line may name the real cause.
+REFINABLE = {
+    "member_leave": {"poll_timeout"},  # before 3.2 the broker cannot know why a member left
+    "metadata_change": {"cooperative_followup", "probing_rebalance", "version_probing", "enforced", "shutdown_requested"},
+}
+
+
+def _refine(broker_cause: str, window: list[Event], draft: Draft, index: TimeIndex,
+            previous: Rebalance | None) -> tuple[str, Event, str | None] | None:
+    better = REFINABLE.get(broker_cause)
+    if not better:
+        return None
+    witness = _client_witness(window, draft, index, previous)
+    return witness if witness is not None and witness[0] in better else None
 
 
 def _cause(kind: str, confidence: float, member: str | None, events: list[Event], sides: set[str]) -> Cause:
@@ -164,7 +183,8 @@ def _near(event: Event, at: datetime | None, lead: timedelta) -> bool:
     return at is not None and event.at is not None and at - lead <= event.at <= at + CLIENT_GRACE
 
 
-def _client_witness(window: list[Event], draft: Draft, index: TimeIndex) -> tuple[str, Event, str | None] | None:
+def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
+                    previous: Rebalance | None) -> tuple[str, Event, str | None] | None:
     """The strongest client-side witness in the window (a reason that is not a symptom, a trigger line)."""
     members = _member_ids(draft.episodes)
     candidates: list[tuple[float, int, str, Event]] = []
@@ -177,6 +197,11 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex) -> tupl
         kind = None
         if event.kind == "followup_rebalance":
             kind = "cooperative_followup" if _immediate(event.scheduled_for) else "probing_rebalance"
+        elif event.kind == "partitions_revoked" and previous is not None and previous.protocol == "cooperative":
+            # cooperative rebalancing revokes after SyncGroup and rejoins at once (2.4–2.8 say no more than that)
+            kind = "cooperative_followup" if (event.partitions or "").strip("[] ,") else None
+        elif event.kind == "coordinator_discovered":
+            kind = "coordinator_change" if index.coordinator_moved(event) else None
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]
         elif event.kind in ("join_requested", "leave_group") and event.cause not in (None, SYMPTOM, "unknown"):

@@ -32,6 +32,8 @@ POST_JOIN = {"leader_assignment", "sync_succeeded", "partitions_assigned", "stre
 STABLE_MARKS = {"assignment_received", "sync_succeeded", "partitions_assigned"}
 COOPERATIVE_ASSIGNORS = ("cooperative", "stream")
 EPOCH_LEAD = timedelta(seconds=1)
+RESTART = {"consumer_lifecycle", "client_config"}  # a consumer (re)starting: its wait was downtime, not a pause
+LEAVING = {"leave_group", "poll_timeout"}
 DEPARTURE_CAUSES = ("heartbeat_expiry", "poll_timeout", "member_leave", "static_member_fencing")
 EPOCH_KINDS = {"group_epoch_bumped", "target_assignment", "member_assignment"}  # a KIP-848 epoch moving forward  # Streams' own assignor is cooperative since 2.4
 
@@ -48,6 +50,8 @@ class Episode:
     join: Event | None = None
     post: list[Event] = field(default_factory=list)
     first_in_log: bool = False  # the member's first rebalance in its log: it was starting, not processing
+    previous_member_id: str | None = None  # the member id this consumer had in its previous episode
+    previous_join_at: datetime | None = None  # when this consumer joined its previous generation
 
     @property
     def events(self) -> list[Event]:
@@ -115,7 +119,9 @@ def member_episodes(timeline: list[Event]) -> list[Episode]:
         for event in events:
             if event.kind == "join_succeeded" and event.generation is not None:
                 current = Episode(participant, event.generation, event.member_id, event.node, pre=pending, join=event,
-                                  first_in_log=not seen_join and not _was_processing(pending))
+                                  first_in_log=not seen_join and not _was_processing(pending),
+                                  previous_member_id=current.member_id if current else None,
+                                  previous_join_at=current.join.at if current and current.join else None)
                 episodes.append(current)
                 pending, seen_join = [], True
             elif current is not None and event.kind in POST_JOIN and not _closes(current):
@@ -153,8 +159,14 @@ def drafts(group_id: str, timeline: list[Event]) -> list[Draft]:
             draft(target).starts.append(event)
         else:
             draft(target).broker.append(event)
+    first: dict[tuple[int, object], Episode] = {}
     for episode in member_episodes(timeline):
-        draft(episode.generation).episodes.append(episode)
+        # one consumer (or one group.instance.id), one member per generation: a static member restarting into the
+        # same generation (no rebalance) is not part of the rebalance that formed it
+        identity = (episode.join.instance_id if episode.join and episode.join.instance_id else None) or episode.participant
+        first.setdefault((episode.generation, identity), episode)
+    for (generation, _), episode in first.items():
+        draft(generation).episodes.append(episode)
     result = []
     for generation in sorted(by_generation):
         current = by_generation[generation]
@@ -171,6 +183,9 @@ def protocol_of(events: list[Event]) -> str | None:
     for event in events:
         if event.protocol == "consumer" or event.group_epoch is not None:
             return "consumer"
+    for event in events:
+        if event.protocol in ("cooperative", "eager"):
+            return event.protocol
     for event in events:
         assignor = (event.assignor or "").lower()
         if assignor:
@@ -200,7 +215,7 @@ def broker_id(printed: str) -> str:
 
 
 def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cause: Cause,
-             broker_members: set[str]) -> Rebalance:
+             broker_members: set[str], consumer_starts: dict[tuple[str, str], list[datetime]]) -> Rebalance:
     """Timing, membership, leader and pauses of one drafted rebalance. Members come from the members' own
     logs; without them, from the coordinator's join/leave lines (``broker_members``)."""
     episodes = draft.episodes
@@ -248,7 +263,7 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
         joined=joined,
         left=left,
         cause=cause,
-        pauses=pauses(draft, protocol, started_at, ended_at, previous, set(members)),
+        pauses=pauses(draft, protocol, started_at, ended_at, previous, set(members), consumer_starts),
         failed=draft.failed_attempt,
         seen_by=seen_by,
     )
@@ -282,21 +297,26 @@ def leader_of(draft: Draft) -> str | None:
 
 
 def pauses(draft: Draft, protocol: str | None, started_at: datetime | None, ended_at: datetime | None,
-           previous: Rebalance | None, members: set[str]) -> list[MemberPause]:
+           previous: Rebalance | None, members: set[str], starts: dict[tuple[str, str], list[datetime]]) -> list[MemberPause]:
     """Each member's stop: eager members stop from revocation (or rejoin) to their new assignment; cooperative
     members only when they revoke partitions. Without a member's own log, the coordinator's timeline is the
     estimate (eager: every member of the previous generation)."""
     result = []
     for episode in draft.episodes:
-        if episode.first_in_log or _left_before(episode):
-            continue  # it was starting (or restarting after leaving), not processing
-        revoked = [e for e in episode.events if e.kind == "partitions_revoked" and e.at and _non_empty(e.partitions)]
+        if episode.first_in_log or any(_restarted(e) for e in episode.pre) or _new_process(episode) or _recreated(episode, starts):
+            continue  # it was starting (or restarting after a close), not processing
+        pre = _after_leaving(episode.pre)
+        revoked = [e for e in pre + episode.post if e.kind == "partitions_revoked" and e.at and _non_empty(e.partitions)]
         if protocol in ("cooperative", "consumer"):
             if not revoked:
                 continue
             stop = revoked[0].at
         else:
-            stops = [e.at for e in episode.pre if e.at and e.kind in ("partitions_revoked", "join_start", "join_requested")]
+            # processing stops when partitions are revoked or lost; without such a line, when the member rejoins
+            stops = [e.at for e in pre if e.at and e.kind in ("partitions_revoked", "partitions_lost")]
+            stops = stops or [e.at for e in pre if e.at and e.kind in ("join_start", "join_requested")]
+            if not stops and len(pre) < len(episode.pre):
+                continue  # it left and came back without stopping again: nothing paused in this rebalance
             stop = min(stops) if stops else (episode.join.at if episode.join else None)
         resume = episode.resumed_at
         if stop and resume and resume >= stop:
@@ -307,12 +327,34 @@ def pauses(draft: Draft, protocol: str | None, started_at: datetime | None, ende
     return result
 
 
-def _left_before(episode: Episode) -> bool:
-    """The member left the group (close, unsubscribe) before this episode: it is back as a new member."""
-    return any(
-        e.kind == "leave_group" or (e.kind == "member_state_change" and (e.state or "").upper() in ("LEAVING", "UNSUBSCRIBED"))
-        for e in episode.pre
-    )
+def _recreated(episode: Episode, starts: dict[tuple[str, str], list[datetime]]) -> bool:
+    """The consumer was constructed again (its configuration dump) since its previous join: a restart."""
+    since, until = episode.previous_join_at, episode.join.at if episode.join else None
+    if since is None or until is None:
+        return False
+    return any(since < at <= until for at in starts.get(episode.participant[:2], ()))
+
+
+def _new_process(episode: Episode) -> bool:
+    """A new member id without having lost partitions: the consumer was restarted (a static member's restart
+    sends no LeaveGroup), not kicked out while running."""
+    renamed = episode.previous_member_id and episode.member_id and episode.member_id != episode.previous_member_id
+    return bool(renamed) and not any(e.kind == "partitions_lost" for e in episode.pre)
+
+
+def _restarted(event: Event) -> bool:
+    """A consumer that was closed (or unsubscribed) and started again joins as a new member: its wait was downtime.
+    A poll-timeout leave is different: the same consumer comes back and its partitions were stopped meanwhile."""
+    if event.kind in RESTART:
+        return True
+    return event.kind == "leave_group" and event.cause not in ("poll_timeout", None)
+
+
+def _after_leaving(pre: list[Event]) -> list[Event]:
+    """The member's lines after it last left the group (LeaveGroup, poll timeout): what it did on coming back."""
+    last = max((i for i, e in enumerate(pre) if e.kind in LEAVING or (
+        e.kind == "member_state_change" and (e.state or "").upper() in ("LEAVING", "UNSUBSCRIBED"))), default=-1)
+    return pre[last + 1 :]
 
 
 def _non_empty(partitions: str | None) -> bool:

@@ -136,9 +136,32 @@ class TimeIndex:
         for event in timeline:
             self.first_seen.setdefault(event.participant, event)
 
+    def coordinator_moved(self, found: Event) -> bool:
+        """A member found a coordinator other than the one the group had before (not just lost and found again)."""
+        from .rebalances import broker_id
+
+        previous = None
+        for event in self.events:
+            if event is found:
+                return previous is not None and previous != broker_id(found.coordinator or "")
+            if event.kind == "coordinator_discovered" and event.coordinator and event.participant == found.participant:
+                previous = broker_id(event.coordinator)
+        return False
+
     def between(self, start: datetime, end: datetime) -> list[Event]:
         """Events whose (forward-filled) time lies in [start, end], in timeline order."""
         return self.events[bisect.bisect_left(self.keys, start) : bisect.bisect_right(self.keys, end)]
+
+
+def consumer_starts(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[tuple[str, str], list[datetime]]:
+    """When a consumer was constructed (its configuration dump), per file and node, on the reference clock:
+    the line often names no group, yet it tells a restart from a pause."""
+    offset = {s.file: timedelta(milliseconds=s.skew_ms) for s in skews}
+    starts: dict[tuple[str, str], list[datetime]] = defaultdict(list)
+    for row in events.filter((pl.col("kind") == "client_config") & pl.col("ts").is_not_null()).select("file", "node", "ts").iter_rows():
+        file, node, ts = row
+        starts[(file, node or "")].append(ts - offset.get(file, timedelta(0)))
+    return dict(starts)
 
 
 def files_and_nodes(events: pl.DataFrame) -> tuple[list[str], list[str]]:
