@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 
@@ -78,14 +79,29 @@ def load(
     members: tuple[str, ...] = (),
     collect_unmatched: bool = False,
     catalog: Catalog | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LogSet:
-    """Read broker and client logs into one event table, merged across files in time order."""
+    """Read broker and client logs into one event table, merged across files in time order.
+
+    ``progress(bytes_done, bytes_total)`` is called as files finish (sizes on disk; stdin counts as 0).
+    """
     catalog = catalog or load_catalog(tuple(patterns))
     expansion = expand(list(paths))
     zones = {source.order: zone_for(source, tz) for source in expansion.sources}
     scanner = PolarsScanner(catalog, collect_unmatched=collect_unmatched)
+    sizes = {source.order: source.size for source in expansion.sources}
+    total, done = sum(sizes.values()), 0
+
+    def scan(source: Source) -> FileScan:
+        return scanner.scan(source, zones[source.order])
+
+    scans = []
     with ThreadPoolExecutor(max_workers=SCAN_THREADS) as pool:
-        scans = list(pool.map(lambda s: scanner.scan(s, zones[s.order]), expansion.sources))
+        for result in pool.map(scan, expansion.sources):
+            scans.append(result)
+            done += sizes[result.source.order]
+            if progress is not None:
+                progress(done, total)
     rows = [row for scan in scans for row in scan.rows]
     table = build_table(rows, {s.display: s.order for s in expansion.sources})
     table = filter_table(table, since=since, until=until, groups=groups, members=members)

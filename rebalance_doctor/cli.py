@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from datetime import datetime, timezone
@@ -92,16 +93,18 @@ def _load(paths, patterns, tz, since, until, groups, members, unmatched):
     from .printers import bucket_summary, print_unmatched
 
     try:
-        logs = load(
-            _paths_or_stdin(paths),
+        with _progress_bar() as progress:
+            logs = load(
+                _paths_or_stdin(paths),
             patterns=tuple(patterns),
             tz=tuple(tz),
             since=_parse_time(since, "--since"),
             until=_parse_time(until, "--until"),
-            groups=tuple(groups),
-            members=tuple(members),
-            collect_unmatched=unmatched,
-        )
+                groups=tuple(groups),
+                members=tuple(members),
+                collect_unmatched=unmatched,
+                progress=progress,
+            )
     except CatalogError as exc:
         raise _fail(f"bad catalog entry: {exc}") from None
     except ValueError as exc:  # e.g. an unknown --tz zone
@@ -117,6 +120,29 @@ def _load(paths, patterns, tz, since, until, groups, members, unmatched):
     if logs.lines_read == 0:
         err.print(Text("rebalance-doctor: the input is empty (no lines to read)", style="yellow"))
     return logs
+
+
+PROGRESS_MIN_BYTES = 64 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def _progress_bar():
+    """A progress bar on stderr when it is a terminal; the callback shows it once the input is large."""
+    if not ENV.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    with Progress("reading logs", BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=ENV.err, transient=True) as bar:
+        task = None
+
+        def update(done: int, total: int) -> None:
+            nonlocal task
+            if total >= PROGRESS_MIN_BYTES:
+                task = task if task is not None else bar.add_task("scan", total=total)
+                bar.update(task, completed=done)
+
+        yield update
 
 
 def _check_kinds(kinds: list[str]) -> None:

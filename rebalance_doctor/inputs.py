@@ -38,6 +38,14 @@ class Source:
     order: int
 
     @property
+    def size(self) -> int:
+        """Bytes on disk (0 for stdin or an unreadable file): for progress, not for accounting."""
+        try:
+            return self.path.stat().st_size if self.path is not None else 0
+        except OSError:
+            return 0
+
+    @property
     def node(self) -> str:
         """A node name from the file name: ``logs/broker-1/server.log.2`` → ``broker-1``."""
         if self.path is None:
