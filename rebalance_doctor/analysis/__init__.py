@@ -61,8 +61,8 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
         rebalances.append(rebalance)
         if not rebalance.failed:
             previous = rebalance
-    for earlier, later in zip(rebalances, rebalances[1:]):
-        if earlier.ended_at is None and not earlier.failed and earlier.to_generation is not None:
+    for earlier in rebalances[:-1]:
+        if not earlier.completed and earlier.to_generation is not None:
             earlier.failed = True  # another rebalance began before this one reached a stable generation
     pause_by_member: dict[str, int] = defaultdict(int)
     for rebalance in rebalances:

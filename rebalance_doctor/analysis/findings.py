@@ -74,8 +74,8 @@ CAUSE_FINDING = {
 def leader_changes(rebalances: list[Rebalance]) -> list[LeaderChange]:
     changes, previous = [], None
     for rebalance in rebalances:
-        if rebalance.failed or not rebalance.leader:
-            continue
+        if not rebalance.leader:
+            continue  # (a failed generation's leader counts: it is the one that did not finish the rebalance)
         if previous is not None and rebalance.leader != previous:
             stayed = previous in rebalance.members
             changes.append(LeaderChange(rebalance.to_generation, rebalance.started_at, previous, rebalance.leader, stayed))
@@ -108,6 +108,12 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
             members = sorted({r.cause.member for r in hits if r.cause.member})
             who = f": {', '.join(members)}" if members else ""
             add(kind, f"{len(hits)} rebalance(s) of {group_id} caused by {kind.replace('_', ' ')}{who}", _evidence(hits))
+    for kind, event_kinds in (("heartbeat_expiry", ("member_expired", "session_timeout")), ("poll_timeout", ("poll_timeout",))):
+        if not by_cause.get(kind):  # it happened inside a rebalance something else had started
+            lines = [e for e in timeline if e.kind in event_kinds]
+            if lines:
+                add(kind, f"{len(lines)} {kind.replace('_', ' ')} line(s) during rebalances started by something else",
+                    [e.evidence for e in lines])
     moves = _coordinator_moves(timeline)
     if moves and not by_cause.get("coordinator_change"):
         brokers = ", ".join(f"broker {b}" for b in moves[0])
@@ -149,8 +155,9 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
     if long_members:
         top = ", ".join(f"{m} {ms / 1000:.1f} s" for m, ms in long_members[:3])
         add("long_pause", f"{len(long_members)} member(s) paused ≥ {LONG_PAUSE_MS // 1000} s in total: {top}", [])
-    if protocol == "eager" and len(rebalances) >= 2:
-        add("eager_protocol", f"{len(rebalances)} rebalances with an eager assignor stopped every member each time", [])
+    eager = [r for r in rebalances if r.protocol == "eager"]
+    if len(eager) >= 2:
+        add("eager_protocol", f"{len(eager)} rebalances with an eager assignor stopped every member each time", [])
     unknown = by_cause.get("unexplained_rebalances", [])
     if unknown:
         add("unexplained_rebalances", f"{len(unknown)} rebalance(s) without a visible cause", _evidence(unknown))

@@ -75,6 +75,7 @@ class Rebalance:
     pauses: list[MemberPause]
     failed: bool = False  # never reached a stable generation
     seen_by: list[str] = field(default_factory=list)  # broker, client
+    completed: bool = True  # the logs show the group (or a member) stable at the new generation
 
     @property
     def pause_ms(self) -> int:

@@ -183,13 +183,13 @@ def protocol_of(events: list[Event]) -> str | None:
     for event in events:
         if event.protocol == "consumer" or event.group_epoch is not None:
             return "consumer"
-    for event in events:
-        if event.protocol in ("cooperative", "eager"):
-            return event.protocol
-    for event in events:
+    for event in events:  # the protocol the coordinator selected, as the members learned it when joining
         assignor = (event.assignor or "").lower()
         if assignor:
             return "cooperative" if any(name in assignor for name in COOPERATIVE_ASSIGNORS) else "eager"
+    for event in events:  # lines only one protocol prints
+        if event.protocol in ("cooperative", "eager"):
+            return event.protocol
     return None
 
 
@@ -219,6 +219,8 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
     """Timing, membership, leader and pauses of one drafted rebalance. Members come from the members' own
     logs; without them, from the coordinator's join/leave lines (``broker_members``)."""
     episodes = draft.episodes
+    if protocol != "consumer":  # members may switch assignors (a canary with other settings): trust each generation's own
+        protocol = protocol_of([ep.join for ep in episodes if ep.join]) or protocol
     starts = [e.at for e in draft.starts if e.at] + [ev.at for ep in episodes for ev in ep.pre[-3:] if ev.at]
     starts += [e.at for e in draft.signals if e.at]
     broker_start = next((e.at for e in draft.starts if e.at), None)
@@ -229,6 +231,9 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
     if not ends and stabilized and stabilized[0].at:
         ends = [stabilized[0].at]
     ended_at = max(ends) if ends and not draft.failed_attempt else None
+    completed = any(e.kind in STABLE_MARKS or e.kind == "group_state_change" for e in draft.broker) or any(
+        ep.resumed_at and any(e.kind in ("sync_succeeded", "partitions_assigned") for e in ep.post) for ep in episodes
+    ) or (protocol == "consumer" and bool(episodes))
     members_seen = {ep.member_id for ep in episodes if ep.member_id}
     if protocol == "consumer" and previous is not None:
         # KIP-848 members that need no new partitions do not log a transition: they stay unless they left
@@ -266,6 +271,7 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
         pauses=pauses(draft, protocol, started_at, ended_at, previous, set(members), consumer_starts),
         failed=draft.failed_attempt,
         seen_by=seen_by,
+        completed=completed or draft.generation is None,
     )
 
 
@@ -303,7 +309,7 @@ def pauses(draft: Draft, protocol: str | None, started_at: datetime | None, ende
     estimate (eager: every member of the previous generation)."""
     result = []
     for episode in draft.episodes:
-        if episode.first_in_log or any(_restarted(e) for e in episode.pre) or _new_process(episode) or _recreated(episode, starts):
+        if episode.first_in_log or _restarted(episode) or _new_process(episode) or _recreated(episode, starts):
             continue  # it was starting (or restarting after a close), not processing
         pre = _after_leaving(episode.pre)
         revoked = [e for e in pre + episode.post if e.kind == "partitions_revoked" and e.at and _non_empty(e.partitions)]
@@ -342,12 +348,14 @@ def _new_process(episode: Episode) -> bool:
     return bool(renamed) and not any(e.kind == "partitions_lost" for e in episode.pre)
 
 
-def _restarted(event: Event) -> bool:
-    """A consumer that was closed (or unsubscribed) and started again joins as a new member: its wait was downtime.
-    A poll-timeout leave is different: the same consumer comes back and its partitions were stopped meanwhile."""
-    if event.kind in RESTART:
+def _restarted(episode: Episode) -> bool:
+    """The consumer was closed (or unsubscribed) and started again: it joins as a new member and its wait was
+    downtime. A poll-timeout leave is different: the same consumer comes back and its partitions were stopped."""
+    if any(e.kind in RESTART for e in episode.pre):
         return True
-    return event.kind == "leave_group" and event.cause not in ("poll_timeout", None)
+    timed_out = any(e.kind == "poll_timeout" or e.cause == "poll_timeout" for e in episode.pre)
+    closed = any(e.kind in ("leave_group", "join_requested", "generation_reset") and e.cause == "member_leave" for e in episode.pre)
+    return closed and not timed_out
 
 
 def _after_leaving(pre: list[Event]) -> list[Event]:
@@ -459,8 +467,20 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
             clusters[-1].append(event)
         else:
             clusters.append([event])
-    # a cluster needs a time or a real cause: timeless symptoms ("already rebalancing") cannot be placed
-    return [Draft(group_id, None, signals=c) for c in clusters if any(e.at for e in c) or any(e.cause not in (None, "symptom") for e in c)]
+    # a cluster needs a time or a real cause: timeless symptoms ("already rebalancing") cannot be placed; and when
+    # the coordinator's log covers that time but shows no rebalance, the members' lines alone do not make one
+    # (a static member closing sends no LeaveGroup)
+    broker_times = [e.at for e in timeline if e.component == "broker" and e.at]
+    covered_by_broker = (min(broker_times), max(broker_times)) if broker_times else None
+
+    def real(cluster: list[Event]) -> bool:
+        if not (any(e.at for e in cluster) or any(e.cause not in (None, "symptom") for e in cluster)):
+            return False
+        client_only = all(e.component != "broker" for e in cluster)
+        at = next((e.at for e in cluster if e.at), None)
+        return not (client_only and covered_by_broker and at and covered_by_broker[0] <= at <= covered_by_broker[1])
+
+    return [Draft(group_id, None, signals=c) for c in clusters if real(c)]
 
 
 def _signals_rebalance(event: Event) -> bool:

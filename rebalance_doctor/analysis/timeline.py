@@ -86,14 +86,16 @@ def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, l
     offset = {s.file: timedelta(milliseconds=s.skew_ms) for s in skews}
     timelines: dict[str, list[Event]] = defaultdict(list)
     last_group: dict[tuple[str, str, str], str] = {}
+    file_group: dict[tuple[str, str], str] = {}  # a Streams client's own lines name no group: its consumer's do
     for row in events.to_dicts():
         at = row["ts"] - offset.get(row["file"], timedelta(0)) if row["ts"] is not None else None
         event = Event(row, at)
+        inherited = last_group.get(event.participant) or file_group.get(event.participant[:2])
         if row["group_id"] is not None:
             if row["component"] != "broker":
-                last_group[event.participant] = row["group_id"]
-        elif row["component"] != "broker" and event.participant in last_group:
-            row = {**row, "group_id": last_group[event.participant]}
+                last_group[event.participant] = file_group[event.participant[:2]] = row["group_id"]
+        elif row["component"] != "broker" and inherited:
+            row = {**row, "group_id": inherited}
             event = Event(row, at)
         elif row["kind"] in GROUPLESS_KINDS:
             row = {**row, "group_id": UNNAMED_GROUP}  # e.g. a Streams assignor line: the group is never printed
