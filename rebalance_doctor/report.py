@@ -26,6 +26,7 @@ CAUSE_STYLE = {
     "cooperative_followup": "green", "member_join": "green", "member_leave": "yellow",
 }
 MAX_DETAILED_REBALANCES = 25  # per group: beyond that the table stands for the rest
+CONFIRM_BELOW = 0.9  # a cause this sure needs no "to confirm" hint in the terminal (JSON always has it)
 
 
 def write_json(analysis: Analysis, stream: IO[str]) -> None:
@@ -91,9 +92,20 @@ def _summary(analysis: Analysis) -> Panel:
             f"{analysis.buckets.get(b, 0):,} {b.replace('_', ' ')}" for b in BUCKETS), style="dim"))
     skews = [s for s in analysis.clock_skew if abs(s.skew_ms) >= 50]
     if skews:
-        lines.append(Text("clock skew vs " + visible(skews[0].reference) + ": " + ", ".join(
-            f"{visible(s.file)} {s.skew_ms:+d} ms" for s in skews), style="dim"))
+        short = _short_names(analysis.files)
+        lines.append(Text("clock skew vs " + visible(short.get(skews[0].reference, skews[0].reference)) + ": " + ", ".join(
+            f"{visible(short.get(s.file, s.file))} {s.skew_ms:+d} ms" for s in skews), style="dim"))
     return Panel(Group(*lines), title="rebalance-doctor report", title_align="left", expand=False)
+
+
+def _short_names(files: list[str]) -> dict[str, str]:
+    """Files without the directory they all share (`sample_logs/x/broker-1/server.log` → `broker-1/server.log`)."""
+    import os
+
+    if len(files) < 2:
+        return {f: os.path.basename(f) for f in files}
+    common = os.path.commonpath(files)
+    return {f: os.path.relpath(f, common) for f in files}
 
 
 def _print_group(group: GroupAnalysis, console: Console) -> None:
@@ -105,9 +117,14 @@ def _print_group(group: GroupAnalysis, console: Console) -> None:
     console.print(header)
     if group.rebalances:
         console.print(_generation_table(group))
-    for change in group.leader_changes:
-        console.print(Text(f"  leader change at generation {change.generation}: {member_label(change.previous, group)} → "
-                           f"{member_label(change.leader, group)}", style="yellow"))
+    if any(f.kind == "unstable_leader" for f in group.findings):
+        for change in group.leader_changes:
+            stayed = " (it stayed in the group)" if change.previous_stayed else ""
+            console.print(Text(f"  leader change at generation {change.generation}: {member_label(change.previous, group)}{stayed} → "
+                               f"{member_label(change.leader, group)}", style="yellow"))
+    elif group.leader_changes:
+        console.print(Text(f"  leader changed {plural(len(group.leader_changes), 'time')}, each time after the previous leader "
+                           "left or failed", style="dim"))
     if group.probing:
         p = group.probing
         console.print(Text(f"  probing: {p.count} probing rebalances, median interval {duration(p.interval_ms)} "
@@ -169,7 +186,7 @@ def _print_causes(group: GroupAnalysis, console: Console) -> None:
                                     visible(cause.summary)))
         for evidence in cause.evidence[:3]:
             console.print(_evidence_line(evidence, "      "))
-        if cause.confirm:
+        if cause.confirm and cause.confidence < CONFIRM_BELOW:
             console.print(Text(f"      to confirm: {cause.confirm}", style="dim"))
     if len(group.rebalances) > len(shown):
         console.print(Text(f"  … and {len(group.rebalances) - len(shown)} more rebalances (see --format json)", style="dim"))

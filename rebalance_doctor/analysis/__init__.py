@@ -29,7 +29,9 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
     timelines = group_timelines(events, skews)
     starts = consumer_starts(events, skews)
     groups = [analyze_group(group_id, timeline, probing_interval_ms, starts) for group_id, timeline in sorted(timelines.items())]
-    groups.sort(key=lambda g: (-len(g.rebalances), g.group_id))
+    severity = {"critical": 0, "warning": 1, "info": 2}
+    # the group a responder should read first: the worst finding, then the most rebalances
+    groups.sort(key=lambda g: (min((severity[f.severity] for f in g.findings), default=3), -len(g.rebalances), g.group_id))
     files, nodes = files_and_nodes(events)
     times = events["ts"].drop_nulls()
     return Analysis(
