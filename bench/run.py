@@ -68,6 +68,7 @@ def main() -> None:
         "grep -c -F -f anchors": ["grep", "-c", "-F", "-f", str(anchors), *files],
         "rebalance-doctor events (ndjson)": TOOL + ["events", str(corpus), "--format", "ndjson"],
         "rebalance-doctor grep -c": TOOL + ["grep", str(corpus), "-c"],
+        "rebalance-doctor report": TOOL + ["report", str(corpus)],
     }
     if shutil.which("lnav"):
         commands["lnav -n (load only)"] = ["lnav", "-n", *files]

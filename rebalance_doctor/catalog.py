@@ -188,19 +188,11 @@ class Example:
 
 
 @dataclass(frozen=True)
-class MessagePattern:
-    """One Kafka log message: its wording across versions as one portable regex."""
+class RegexEntry:
+    """What every catalog entry has: an id, one portable regex, the examples that test it, and where it is."""
 
     id: str
-    kind: str
-    component: str
-    level: str
-    since: str
-    until: str | None
-    anchor: str
     regex: str
-    constants: dict[str, Any]
-    multiline: bool
     examples: tuple[Example, ...]
     path: str
     line: int
@@ -213,57 +205,43 @@ class MessagePattern:
     def where(self) -> str:
         return f"{self.path}:{self.line}"
 
+
+@dataclass(frozen=True)
+class MessagePattern(RegexEntry):
+    """One Kafka log message: its wording across versions as one portable regex."""
+
+    kind: str = ""
+    component: str = ""
+    level: str = "INFO"
+    since: str = ""
+    until: str | None = None
+    anchor: str = ""
+    constants: dict[str, Any] = field(default_factory=dict)
+    multiline: bool = False
+
     @property
     def versions(self) -> str:
         return f"{self.since}–{self.until or 'current'}"
 
 
 @dataclass(frozen=True)
-class Layout:
+class Layout(RegexEntry):
     """An envelope: where the timestamp, level, logger and thread sit around the message."""
 
-    id: str
-    regex: str
-    ts_format: str | None
-    examples: tuple[Example, ...]
-    path: str
-    line: int
+    ts_format: str | None = None
     header: bool = False  # the line before the message carries the timestamp (java.util.logging)
 
-    @functools.cached_property
-    def compiled(self) -> regex.Pattern:
-        return regex.compile(self.regex)
-
 
 @dataclass(frozen=True)
-class ContextPrefix:
+class ContextPrefix(RegexEntry):
     """A log-context prefix inside the message that names the group, client or thread."""
 
-    id: str
-    regex: str
-    examples: tuple[Example, ...]
-    path: str
-    line: int
-
-    @functools.cached_property
-    def compiled(self) -> regex.Pattern:
-        return regex.compile(self.regex)
-
 
 @dataclass(frozen=True)
-class ReasonRule:
+class ReasonRule(RegexEntry):
     """Reason text (broker `reason: …`, client `due to: …`) → the cause it names, or ``symptom``."""
 
-    id: str
-    cause: str
-    regex: str
-    examples: tuple[Example, ...]
-    path: str
-    line: int
-
-    @functools.cached_property
-    def compiled(self) -> regex.Pattern:
-        return regex.compile(self.regex)
+    cause: str = ""
 
 
 @dataclass(frozen=True)
