@@ -170,9 +170,9 @@ def print_grep(events: pl.DataFrame, console: Console, raw_only: bool) -> None:
         )
 
 
-def print_counts(events: pl.DataFrame, console: Console, by: str = "file") -> None:
-    """``grep -c``: matching events per file (or per kind), like ``rg -c``."""
-    counts = Counter(events[by].to_list()) if events.height else Counter()
+def print_counts(events: pl.DataFrame, console: Console) -> None:
+    """``grep -c``: matching events per file, like ``rg -c``."""
+    counts = Counter(events["file"].to_list()) if events.height else Counter()
     for key, count in sorted(counts.items(), key=lambda kv: str(kv[0])):
         console.print(Text(f"{visible(str(key))}:{count}"))
 

@@ -80,7 +80,6 @@ class Envelope:
     thread: str | None = None
     node: str | None = None
     message: str = ""
-    layout: str | None = None
 
 
 @dataclass
@@ -150,7 +149,6 @@ class EnvelopeReader:
         envelope.logger = found.get("logger", envelope.logger)
         envelope.thread = found.get("thread", envelope.thread)
         envelope.node = envelope.node or found.get("node")
-        envelope.layout = "json"
 
     def _apply_layout(self, text: str, envelope: Envelope, headers_only: bool = False) -> None:
         layouts = self._preferred + [lay for lay in self.catalog.layouts if lay not in self._preferred]
@@ -169,7 +167,6 @@ class EnvelopeReader:
             envelope.node = envelope.node or groups.get("node")
             if groups.get("msg") is not None:
                 envelope.message = groups["msg"]
-            envelope.layout = layout.id
             if not headers_only:
                 self._preferred[:] = [layout]
             return
