@@ -24,9 +24,15 @@ def load(paths: Any, **options: Any) -> LogSet:
 
 
 def analyze(events: Any, **options: Any) -> Any:
-    """Reconstruct rebalances, causes, pauses and findings (see :func:`rebalance_doctor.analysis.analyze`)."""
-    from .analysis import analyze as _analyze
+    """Reconstruct rebalances, causes, pauses and findings (see :func:`rebalance_doctor.analysis.analyze`).
 
+    The bundled catalog's version ranges word the advice for the Kafka versions the logs prove.
+    """
+    from .analysis import analyze as _analyze
+    from .catalog import load_catalog
+
+    if "pattern_versions" not in options:
+        options["pattern_versions"] = {p.id: (p.since, p.until) for p in load_catalog().patterns}
     return _analyze(events, **options)
 
 

@@ -230,7 +230,8 @@ def report(
     _set_colour(color)
     interval_ms = _parse_duration(probing_interval, "--probing-interval")
     logs = _load(paths, patterns, tz, since, until, group, member, unmatched)
-    analysis = analyze(logs.events, probing_interval_ms=interval_ms, buckets=dict(logs.buckets))
+    versions = {p.id: (p.since, p.until) for p in _catalog(patterns).patterns}
+    analysis = analyze(logs.events, probing_interval_ms=interval_ms, buckets=dict(logs.buckets), pattern_versions=versions)
     if output is not None:
         from .printers import write_atomically
 

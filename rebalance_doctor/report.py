@@ -90,6 +90,8 @@ def _summary(analysis: Analysis) -> Panel:
         total = sum(analysis.buckets.values())
         lines.append(Text(f"lines: {total:,} read · " + " · ".join(
             f"{analysis.buckets.get(b, 0):,} {b.replace('_', ' ')}" for b in BUCKETS), style="dim"))
+    if analysis.versions:
+        lines.append(Text("Kafka versions (from the wordings): " + ", ".join(analysis.versions), style="dim"))
     skews = [s for s in analysis.clock_skew if abs(s.skew_ms) >= 50]
     if skews:
         short = _short_names(analysis.files)

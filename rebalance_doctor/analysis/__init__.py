@@ -17,18 +17,26 @@ from .model import Analysis, GroupAnalysis, Rebalance
 from .rebalances import (
     assemble, coordinator_of, drafts, epoch_drafts, in_time_order, orphan_drafts, protocol_of, track_broker_members,
 )
+from .versions import VersionRange, versions_seen
 from .timeline import Event, TimeIndex, consumer_starts, estimate_skew, files_and_nodes, group_timelines
 
 DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
 
 
 def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_INTERVAL_MS,
-            buckets: dict[str, int] | None = None) -> Analysis:
-    """Every rebalance of every group in the event table, with causes, pauses and findings."""
+            buckets: dict[str, int] | None = None,
+            pattern_versions: dict[str, tuple[str, str | None]] | None = None) -> Analysis:
+    """Every rebalance of every group in the event table, with causes, pauses and findings.
+
+    ``pattern_versions`` (catalog entry id → since, until) lets the advice speak of the Kafka versions the
+    wordings prove; ``rebalance_doctor.analyze`` passes the loaded catalog's.
+    """
     skews = estimate_skew(events)
+    versions = versions_seen(events, pattern_versions or {})
     timelines = group_timelines(events, skews)
     starts = consumer_starts(events, skews)
-    groups = [analyze_group(group_id, timeline, probing_interval_ms, starts) for group_id, timeline in sorted(timelines.items())]
+    groups = [analyze_group(group_id, timeline, probing_interval_ms, starts, versions)
+              for group_id, timeline in sorted(timelines.items())]
     severity = {"critical": 0, "warning": 1, "info": 2}
     # the group a responder should read first: the worst finding, then the most rebalances
     groups.sort(key=lambda g: (min((severity[f.severity] for f in g.findings), default=3), -len(g.rebalances), g.group_id))
@@ -43,11 +51,13 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
         events=events.height,
         buckets=dict(buckets or {}),
         clock_skew=skews,
+        versions=[str(v) for v in versions.values()],
     )
 
 
 def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int,
-                  starts: dict[tuple[str, str], list] | None = None) -> GroupAnalysis:
+                  starts: dict[tuple[str, str], list] | None = None,
+                  versions: dict[str, VersionRange] | None = None) -> GroupAnalysis:
     protocol = protocol_of(timeline)
     candidates = epoch_drafts(group_id, timeline) if protocol == "consumer" else drafts(group_id, timeline)
     candidates = in_time_order(candidates + orphan_drafts(group_id, timeline, candidates))
@@ -81,7 +91,7 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
         rebalances=rebalances,
         leader_changes=changes,
         probing=probe,
-        findings=group_findings(group_id, rebalances, changes, probe, timeline, protocol),
+        findings=group_findings(group_id, rebalances, changes, probe, timeline, protocol, versions or {}),
         pause_by_member=dict(sorted(pause_by_member.items(), key=lambda kv: -kv[1])),
         member_nodes={e.member_id: e.node for e in timeline if e.member_id and e.node and e.component != "broker"},
     )

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from .model import Evidence, Finding, LeaderChange, Probing, Rebalance
 from .timeline import Event
+from .versions import VersionRange
 
 STORM_COUNT, STORM_WINDOW = 5, timedelta(minutes=5)
 ENDLESS_GENERATION = 100_000
@@ -92,15 +93,33 @@ def probing(rebalances: list[Rebalance], expected_interval_ms: int) -> Probing |
                    expected_interval_ms=expected_interval_ms)
 
 
+def advice(kind: str, versions: dict[str, VersionRange]) -> str:
+    """The recommendation for a finding, with what the versions the logs prove change about it."""
+    text = ADVICE[kind]
+    client, broker = versions.get("consumer"), versions.get("broker")
+    if kind == "heartbeat_expiry" and client is not None:
+        if client.at_least("3.0.0"):
+            text += f" These clients ({client}) default to 45 s."
+        elif client.below("3.0.0"):
+            text += f" These clients ({client}) default to 10 s: raising it is the first step."
+        if client.below("2.3.0"):
+            text += " Static membership needs clients and brokers 2.3+."
+    if kind in ("eager_protocol", "long_pause", "member_churn") and client is not None and client.below("2.4.0"):
+        text += f" These clients ({client}) predate cooperative rebalancing: upgrade them to 2.4+ first."
+    if kind in ("eager_protocol", "long_pause") and broker is not None and broker.at_least("4.0.0"):
+        text += f" The brokers ({broker}) run the new group coordinator: clients 4.0+ can use group.protocol=consumer."
+    return text
+
+
 def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[LeaderChange], probe: Probing | None,
-                   timeline: list[Event], protocol: str | None) -> list[Finding]:
+                   timeline: list[Event], protocol: str | None, versions: dict[str, VersionRange]) -> list[Finding]:
     findings: list[Finding] = []
     by_cause: dict[str, list[Rebalance]] = {}
     for rebalance in rebalances:
         by_cause.setdefault(CAUSE_FINDING.get(rebalance.cause.kind, "member_churn"), []).append(rebalance)
 
     def add(kind: str, summary: str, evidence: list[Evidence]) -> None:
-        findings.append(Finding(kind, SEVERITY[kind], summary, evidence[:MAX_EVIDENCE], ADVICE[kind]))
+        findings.append(Finding(kind, SEVERITY[kind], summary, evidence[:MAX_EVIDENCE], advice(kind, versions)))
 
     for kind in ("heartbeat_expiry", "poll_timeout", "static_member_fencing", "coordinator_change", "version_probing"):
         hits = by_cause.get(kind, [])

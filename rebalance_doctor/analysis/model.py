@@ -149,6 +149,7 @@ class Analysis:
     events: int
     buckets: dict[str, int]
     clock_skew: list[ClockSkew]
+    versions: list[str] = field(default_factory=list)  # Kafka versions the wordings prove, per component
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of `report --format json` (see README "Report JSON")."""
@@ -157,6 +158,7 @@ class Analysis:
             "span": {"started_at": _iso(self.started_at), "ended_at": _iso(self.ended_at)},
             "stats": {"events": self.events, "files": len(self.files), "nodes": self.nodes, **self.buckets},
             "clock_skew": [asdict(s) for s in self.clock_skew],
+            "kafka_versions": self.versions,
             "groups": [_group_dict(g) for g in self.groups],
         }
 
