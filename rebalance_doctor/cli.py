@@ -224,14 +224,10 @@ def report(
 
         rebalance-doctor report logs/ --format json -o incident.json
     """
-    from .analysis import analyze
     from .report import print_report, write_json
 
     _set_colour(color)
-    interval_ms = _parse_duration(probing_interval, "--probing-interval")
-    logs = _load(paths, patterns, tz, since, until, group, member, unmatched)
-    versions = {p.id: (p.since, p.until) for p in _catalog(patterns).patterns}
-    analysis = analyze(logs.events, probing_interval_ms=interval_ms, buckets=dict(logs.buckets), pattern_versions=versions)
+    analysis = _analyze(paths, patterns, tz, since, until, group, member, probing_interval, unmatched)
     if output is not None:
         from .printers import write_atomically
 
@@ -248,6 +244,42 @@ def report(
         write_json(analysis, ENV.stdout)
     else:
         print_report(analysis, ENV.out)
+
+
+@app.command()
+def timeline(
+    paths: Paths = None,
+    group: Groups = [],
+    member: Members = [],
+    since: Since = None,
+    until: Until = None,
+    tz: TimeZones = [],
+    patterns: PatternDirs = [],
+    color: Color = "auto",
+) -> None:
+    """The incident at a glance: per group a row of rebalances coloured by cause, per member when it was in the
+    group and when it was paused.
+
+    Examples:
+
+        rebalance-doctor timeline sample_logs/rolling-bounce-eager/
+
+        rebalance-doctor timeline logs/ --group orders --since 2024-10-24T12:00Z
+    """
+    from .terminal_timeline import print_timeline
+
+    _set_colour(color)
+    print_timeline(_analyze(paths, patterns, tz, since, until, group, member, "10m"), ENV.out)
+
+
+def _analyze(paths, patterns, tz, since, until, groups, members, probing_interval: str, unmatched: bool = False):
+    """Load the logs and analyze them with the catalog's version ranges (shared by report, timeline, check)."""
+    from .analysis import analyze
+
+    interval_ms = _parse_duration(probing_interval, "--probing-interval")
+    logs = _load(paths, patterns, tz, since, until, groups, members, unmatched)
+    versions = {p.id: (p.since, p.until) for p in _catalog(patterns).patterns}
+    return analyze(logs.events, probing_interval_ms=interval_ms, buckets=dict(logs.buckets), pattern_versions=versions)
 
 
 def _parse_duration(value: str, option: str) -> int:
