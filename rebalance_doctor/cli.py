@@ -42,6 +42,7 @@ class EventFormat(str, Enum):
 class ReportFormat(str, Enum):
     terminal = "terminal"
     json = "json"
+    markdown = "markdown"
 
 
 # Options shared by every command that reads logs (defined once, like sqlite-utils' option groups).
@@ -202,7 +203,7 @@ def events(
 @app.command()
 def report(
     paths: Paths = None,
-    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="terminal (rich) or json (documented in the README).")] = ReportFormat.terminal,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="terminal (rich), json (documented in the README) or markdown (a post-mortem document).")] = ReportFormat.terminal,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to a file instead of stdout.", metavar="FILE")] = None,
     probing_interval: Annotated[str, typer.Option("--probing-interval", help="Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s).", metavar="DURATION")] = "10m",
     group: Groups = [],
@@ -223,27 +224,35 @@ def report(
         rebalance-doctor report logs/ --group orders --since 2024-10-24T12:00Z
 
         rebalance-doctor report logs/ --format json -o incident.json
+
+        rebalance-doctor report logs/ --format markdown -o incident.md
     """
-    from .report import print_report, write_json
+    from .printers import write_atomically
 
     _set_colour(color)
     analysis = _analyze(paths, patterns, tz, since, until, group, member, probing_interval, unmatched)
-    if output is not None:
-        from .printers import write_atomically
+    if output is None:
+        _write_report(analysis, format, ENV.stdout, ENV.out)
+        return
+    try:
+        with write_atomically(output) as stream:
+            _write_report(analysis, format, stream, ENV.console(stream))
+    except OSError as exc:
+        raise _fail(f"{output}: {exc.strerror or exc}") from None
+    ENV.err.print(Text(f"wrote the report to {output}", style="dim"))
 
-        try:
-            with write_atomically(output) as stream:
-                if format is ReportFormat.json:
-                    write_json(analysis, stream)
-                else:
-                    print_report(analysis, ENV.console(stream))
-        except OSError as exc:
-            raise _fail(f"{output}: {exc.strerror or exc}") from None
-        ENV.err.print(Text(f"wrote the report to {output}", style="dim"))
-    elif format is ReportFormat.json:
-        write_json(analysis, ENV.stdout)
+
+def _write_report(analysis, format: ReportFormat, stream, console) -> None:
+    from .report import print_report, write_json
+
+    if format is ReportFormat.json:
+        write_json(analysis, stream)
+    elif format is ReportFormat.markdown:
+        from .markdown import render
+
+        stream.write(render(analysis))
     else:
-        print_report(analysis, ENV.out)
+        print_report(analysis, console)
 
 
 @app.command()

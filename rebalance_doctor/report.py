@@ -94,13 +94,13 @@ def _summary(analysis: Analysis) -> Panel:
         lines.append(Text("Kafka versions (from the wordings): " + ", ".join(analysis.versions), style="dim"))
     skews = [s for s in analysis.clock_skew if abs(s.skew_ms) >= 50]
     if skews:
-        short = _short_names(analysis.files)
+        short = short_names(analysis.files)
         lines.append(Text("clock skew vs " + visible(short.get(skews[0].reference, skews[0].reference)) + ": " + ", ".join(
             f"{visible(short.get(s.file, s.file))} {s.skew_ms:+d} ms" for s in skews), style="dim"))
     return Panel(Group(*lines), title="rebalance-doctor report", title_align="left", expand=False)
 
 
-def _short_names(files: list[str]) -> dict[str, str]:
+def short_names(files: list[str]) -> dict[str, str]:
     """Files without the directory they all share (`sample_logs/x/broker-1/server.log` → `broker-1/server.log`)."""
     import os
 
@@ -154,11 +154,11 @@ def _generation_table(group: GroupAnalysis) -> Table:
         table.add_column(column, justify=justify, overflow="fold")
     for rebalance in group.rebalances:
         table.add_row(
-            Text(_generation(rebalance), style="bold magenta" if rebalance.failed else ""),
+            Text(generation_label(rebalance), style="bold magenta" if rebalance.failed else ""),
             clock(rebalance.started_at),
             duration(rebalance.duration_ms),
             str(rebalance.member_count) if rebalance.member_count is not None else "–",
-            Text(visible(_delta(rebalance))),
+            Text(visible(delta_label(rebalance))),
             Text(visible(member_label(rebalance.leader, group))),
             Text(f"{rebalance.cause.kind} {rebalance.cause.confidence:.0%}", style=CAUSE_STYLE.get(rebalance.cause.kind, "")),
             duration(rebalance.pause_ms) if rebalance.pauses else "–",
@@ -166,13 +166,13 @@ def _generation_table(group: GroupAnalysis) -> Table:
     return table
 
 
-def _generation(rebalance: Rebalance) -> str:
+def generation_label(rebalance: Rebalance) -> str:
     start = "?" if rebalance.from_generation is None else str(rebalance.from_generation)
     end = "✗ failed" if rebalance.failed and rebalance.to_generation is None else str(rebalance.to_generation)
     return f"{start} → {end}" + (" ✗" if rebalance.failed and rebalance.to_generation is not None else "")
 
 
-def _delta(rebalance: Rebalance) -> str:
+def delta_label(rebalance: Rebalance) -> str:
     parts = [f"+{len(rebalance.joined)}"] if rebalance.joined else []
     parts += [f"-1 ({d.how})" for d in rebalance.left]
     return " ".join(parts)
@@ -183,7 +183,7 @@ def _print_causes(group: GroupAnalysis, console: Console) -> None:
     shown = group.rebalances[:MAX_DETAILED_REBALANCES]
     for rebalance in shown:
         cause = rebalance.cause
-        console.print(Text.assemble(("  ", ""), (_generation(rebalance), "bold"), ": ",
+        console.print(Text.assemble(("  ", ""), (generation_label(rebalance), "bold"), ": ",
                                     (cause.kind, CAUSE_STYLE.get(cause.kind, "bold")), f" ({cause.confidence:.0%}) — ",
                                     visible(cause.summary)))
         for evidence in cause.evidence[:3]:
