@@ -293,13 +293,60 @@ def _analyze(paths, patterns, tz, since, until, groups, members, probing_interva
 
 def _parse_duration(value: str, option: str) -> int:
     """'600000' (ms), '10m', '90s', '1h' → milliseconds."""
-    import re
+    from .check import parse_duration
 
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*", value)
-    if not m:
-        raise _fail(f"{option} {value!r} is not a duration (e.g. 600000, 10m, 90s)")
-    factor = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}[m.group(2)]
-    return int(float(m.group(1)) * factor)
+    try:
+        return parse_duration(value)
+    except ValueError:
+        raise _fail(f"{option} {value!r} is not a duration (e.g. 600000, 10m, 90s)") from None
+
+
+@app.command()
+def check(
+    paths: Paths = None,
+    fail_on: Annotated[Optional[str], typer.Option("--fail-on", help="Fail when a rebalance has one of these causes (CAUSE,…; see `patterns kinds` for the vocabulary in the README).", metavar="CAUSES")] = None,
+    max_rebalances: Annotated[Optional[int], typer.Option("--max-rebalances", min=0, help="At most N rebalances per group.", metavar="N")] = None,
+    max_failed: Annotated[Optional[int], typer.Option("--max-failed", min=0, help="At most N failed rebalances per group.", metavar="N")] = None,
+    max_pause: Annotated[Optional[str], typer.Option("--max-pause", help="At most this much total pause per group (600000, 90s, 10m).", metavar="DURATION")] = None,
+    rules_file: Annotated[Optional[Path], typer.Option("--rules", help="A rules file (YAML; see examples/rebalance-rules.yaml).", metavar="FILE")] = None,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Write JUnit XML: one test case per rule and group.", metavar="FILE")] = None,
+    github: Annotated[bool, typer.Option("--github", help="Print GitHub Actions ::error annotations at the evidence lines.")] = False,
+    group: Groups = [],
+    member: Members = [],
+    since: Since = None,
+    until: Until = None,
+    tz: TimeZones = [],
+    patterns: PatternDirs = [],
+    color: Color = "auto",
+) -> None:
+    """CI gate: evaluate rebalance rules per group. Exit 0 when all hold, 1 when one is violated, 2 on usage/input errors.
+
+    Examples:
+
+        rebalance-doctor check logs/ --fail-on heartbeat_expiry,poll_timeout --max-failed 0 --max-pause 30s
+
+        rebalance-doctor check logs/ --rules examples/rebalance-rules.yaml --junit rebalance.xml --github
+    """
+    from .check import evaluate, github_annotations, junit_xml, load_rules, merge, print_check
+    from .printers import write_atomically
+
+    _set_colour(color)
+    try:  # rules first: a bad rules file is a usage error before any log is read
+        rules = merge(load_rules(rules_file) if rules_file else None,
+                      {"fail_on": fail_on, "max_rebalances": max_rebalances, "max_failed": max_failed, "max_pause": max_pause})
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    result = evaluate(_analyze(paths, patterns, tz, since, until, group, member, "10m"), rules, tuple(group))
+    print_check(result, ENV.out)
+    if junit is not None:
+        try:
+            with write_atomically(junit) as stream:
+                stream.write(junit_xml(result))
+        except OSError as exc:
+            raise _fail(f"{junit}: {exc.strerror or exc}") from None
+    if github:
+        ENV.stdout.write("".join(line + "\n" for line in github_annotations(result)))  # raw: never through rich
+    raise typer.Exit(int(ExitStatus.OK if result.passed else ExitStatus.NOTHING_FOUND))
 
 
 @app.command()

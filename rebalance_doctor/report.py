@@ -136,7 +136,7 @@ def _print_group(group: GroupAnalysis, console: Console) -> None:
         console.print(Text.assemble(("  ● ", SEVERITY_STYLE[finding.severity]), (finding.severity, SEVERITY_STYLE[finding.severity]),
                                     " ", (finding.kind, "bold"), ": ", visible(finding.summary)))
         for evidence in finding.evidence[:4]:
-            console.print(_evidence_line(evidence, "      "))
+            console.print(evidence_line(evidence, "      "))
         console.print(Text("    → " + finding.recommendation, style="green"))
     if group.pause_by_member:
         table = Table(title="pause by member", title_justify="left", header_style="bold", pad_edge=False)
@@ -187,12 +187,12 @@ def _print_causes(group: GroupAnalysis, console: Console) -> None:
                                     (cause.kind, CAUSE_STYLE.get(cause.kind, "bold")), f" ({cause.confidence:.0%}) — ",
                                     visible(cause.summary)))
         for evidence in cause.evidence[:3]:
-            console.print(_evidence_line(evidence, "      "))
+            console.print(evidence_line(evidence, "      "))
         if cause.confirm and cause.confidence < CONFIRM_BELOW:
             console.print(Text(f"      to confirm: {cause.confirm}", style="dim"))
     if len(group.rebalances) > len(shown):
         console.print(Text(f"  … and {len(group.rebalances) - len(shown)} more rebalances (see --format json)", style="dim"))
 
 
-def _evidence_line(evidence: Evidence, indent: str) -> Text:
+def evidence_line(evidence: Evidence, indent: str) -> Text:
     return Text.assemble(indent, (f"{visible(evidence.file)}:{evidence.line}", "dim"), " ", visible(evidence.text))
