@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean jdk
+.PHONY: demo test bench clean jdk chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,11 @@ demo: $(STAMP)
 jdk:
 	@command -v javac >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless; }
 
-test: $(STAMP) jdk
+# The HTML report is tested in a real headless Chromium (Debian's chromium + chromium-driver).
+chromium:
+	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
+
+test: $(STAMP) jdk chromium
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

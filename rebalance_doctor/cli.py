@@ -43,6 +43,9 @@ class ReportFormat(str, Enum):
     terminal = "terminal"
     json = "json"
     markdown = "markdown"
+    html = "html"
+    svg = "svg"
+    png = "png"
 
 
 # Options shared by every command that reads logs (defined once, like sqlite-utils' option groups).
@@ -203,7 +206,7 @@ def events(
 @app.command()
 def report(
     paths: Paths = None,
-    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="terminal (rich), json (documented in the README) or markdown (a post-mortem document).")] = ReportFormat.terminal,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="terminal (rich), json (documented in the README), markdown (a post-mortem document), html (one self-contained file with the timeline), svg or png (the timeline picture alone).")] = ReportFormat.terminal,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to a file instead of stdout.", metavar="FILE")] = None,
     probing_interval: Annotated[str, typer.Option("--probing-interval", help="Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s).", metavar="DURATION")] = "10m",
     group: Groups = [],
@@ -226,20 +229,44 @@ def report(
         rebalance-doctor report logs/ --format json -o incident.json
 
         rebalance-doctor report logs/ --format markdown -o incident.md
+
+        rebalance-doctor report logs/ --format html -o incident.html
     """
     from .printers import write_atomically
 
     _set_colour(color)
     analysis = _analyze(paths, patterns, tz, since, until, group, member, probing_interval, unmatched)
-    if output is None:
+    if format is ReportFormat.png:
+        from .picture import timeline_png
+
+        if output is None and ENV.stdout.isatty():
+            raise _fail("--format png writes binary data: give -o FILE or redirect stdout")
+        _write_bytes(timeline_png(analysis), output)
+    elif output is None:
         _write_report(analysis, format, ENV.stdout, ENV.out)
+    else:
+        try:
+            with write_atomically(output) as stream:
+                _write_report(analysis, format, stream, ENV.console(stream))
+        except OSError as exc:
+            raise _fail(f"{output}: {exc.strerror or exc}") from None
+    if output is not None:
+        ENV.err.print(Text(f"wrote the report to {output}", style="dim"))
+
+
+def _write_bytes(data: bytes, output: Path | None) -> None:
+    """Binary output to a file (atomically) or to stdout."""
+    if output is None:
+        sys.stdout.buffer.write(data)
         return
+    temp = output.with_name(f".{output.name}.partial")
     try:
-        with write_atomically(output) as stream:
-            _write_report(analysis, format, stream, ENV.console(stream))
+        temp.write_bytes(data)
+        temp.replace(output)
     except OSError as exc:
         raise _fail(f"{output}: {exc.strerror or exc}") from None
-    ENV.err.print(Text(f"wrote the report to {output}", style="dim"))
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def _write_report(analysis, format: ReportFormat, stream, console) -> None:
@@ -251,6 +278,14 @@ def _write_report(analysis, format: ReportFormat, stream, console) -> None:
         from .markdown import render
 
         stream.write(render(analysis))
+    elif format is ReportFormat.html:
+        from .html import render
+
+        stream.write(render(analysis))
+    elif format is ReportFormat.svg:
+        from .picture import timeline_svg
+
+        stream.write(timeline_svg(analysis))
     else:
         print_report(analysis, console)
 

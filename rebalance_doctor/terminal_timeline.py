@@ -7,7 +7,7 @@ paused (█). Reads the incident model only.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from rich.console import Console
 from rich.text import Text
@@ -73,7 +73,7 @@ def _group_row(rebalances: list[Rebalance], slots: list[datetime]) -> Text:
 
 
 def _member_row(member: str, group: GroupAnalysis, slots: list[datetime]) -> Text:
-    stints = _stints(member, group.rebalances)
+    stints = group.member_stints(member, slots[0], slots[-1])
     paused = [(p.started_at, p.ended_at) for r in group.rebalances for p in r.pauses
               if p.member == member and p.started_at and p.ended_at]
     row = Text()
@@ -85,19 +85,3 @@ def _member_row(member: str, group: GroupAnalysis, slots: list[datetime]) -> Tex
         else:
             row.append(" ")
     return row
-
-
-def _stints(member: str, rebalances: list[Rebalance]) -> list[tuple[datetime, datetime]]:
-    """When the member was in the group: from a generation that includes it to the next one that does not."""
-    stints, since = [], None
-    timed = [r for r in rebalances if r.started_at and not r.failed]
-    for rebalance in timed:
-        inside = member in rebalance.members
-        if inside and since is None:
-            since = rebalance.started_at
-        elif not inside and since is not None:
-            stints.append((since, rebalance.started_at))
-            since = None
-    if since is not None:
-        stints.append((since, datetime.max.replace(tzinfo=timezone.utc)))  # still a member when the logs end
-    return stints

@@ -134,6 +134,28 @@ class GroupAnalysis:
     def total_pause_ms(self) -> int:
         return sum(self.pause_by_member.values())
 
+    def member_stints(self, member: str, start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
+        """When a member was in the group, within [start, end]: from the rebalance that first lists it (from
+        ``start`` if the group's first rebalance already had it) until the rebalance it left, or the first one
+        that no longer lists it, or ``end``. Shared by the terminal timeline and the picture."""
+        spans: list[tuple[datetime, datetime]] = []
+        since: datetime | None = None
+        dated = [r for r in self.rebalances if r.started_at or r.ended_at]
+        for index, rebalance in enumerate(dated):
+            at = rebalance.started_at or rebalance.ended_at
+            listed = member in rebalance.members or member in rebalance.joined
+            departed = any(d.member == member for d in rebalance.left)
+            if since is None and departed and not spans:
+                spans.append((start, at))  # there before the logs show it, until it left
+            elif since is None and listed and not departed:
+                since = start if index == 0 and member not in rebalance.joined else at
+            elif since is not None and (departed or not listed):
+                spans.append((since, at if departed else (rebalance.ended_at or at)))
+                since = None
+        if since is not None:
+            spans.append((since, end))
+        return spans
+
     @property
     def failed_rebalances(self) -> int:
         return sum(1 for r in self.rebalances if r.failed)
