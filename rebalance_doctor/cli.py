@@ -531,7 +531,9 @@ def patterns_test(
 
     Example:
 
-        rebalance-doctor patterns test '[2024-01-01 10:00:00,000] INFO [GroupCoordinator 1]: Stabilized group g generation 5 (__consumer_offsets-3) with 2 members (kafka.coordinator.group.GroupCoordinator)'
+        rebalance-doctor patterns test "$(sed -n 248p sample_logs/heartbeat-expiry/broker-1/server.log)"
+
+        grep -h GroupCoordinator logs/*.log | rebalance-doctor patterns test -
     """
     from .explain import explain_line
 

@@ -124,7 +124,7 @@ KINDS: dict[str, str] = {
     # Kafka Streams
     "streams_client_state": "KafkaStreams client state transition (RUNNING, REBALANCING, …)",
     "streams_thread_state": "StreamThread state transition",
-    "streams_participants": "Streams leader: client nodes and consumers participating in this rebalance",
+    "streams_participants": "Streams leader: how many client nodes and consumers take part in the rebalance",
     "streams_assignment": "Streams leader computed an assignment (stable or not)",
     "followup_rebalance": "a followup rebalance is requested or triggered (tasks changing ownership)",
     "probing_rebalance": "a probing rebalance is scheduled (warm-up tasks catching up)",
