@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import sys
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
@@ -61,6 +64,44 @@ Unmatched = Annotated[bool, typer.Option("--unmatched", help="List relevant-look
 Color = Annotated[str, typer.Option("--color", help="auto, always or never (NO_COLOR is honoured).", metavar="WHEN")]
 
 
+@dataclass(frozen=True)
+class LogOptions:
+    """What every log-reading command shares: which logs, which events, how to read times, colour."""
+
+    group: list[str]
+    member: list[str]
+    since: str | None
+    until: str | None
+    tz: list[str]
+    patterns: list[str]
+    unmatched: bool
+    color: str
+
+
+_LOG_OPTIONS = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+    for name, annotation, default in (
+        ("group", Groups, []), ("member", Members, []), ("since", Since, None), ("until", Until, None),
+        ("tz", TimeZones, []), ("patterns", PatternDirs, []), ("unmatched", Unmatched, False), ("color", Color, "auto"),
+    )
+]
+
+
+def reads_logs(command):
+    """Give a command the shared log options, defined once (sqlite-utils' option groups): typer sees them in the
+    wrapper's signature; the command receives them as one ``options: LogOptions`` and the colour is already set."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "options"]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs):
+        options = LogOptions(**{p.name: kwargs.pop(p.name) for p in _LOG_OPTIONS})
+        _set_colour(options.color)
+        return command(options=options, **kwargs)
+
+    wrapper.__signature__ = inspect.Signature(own + _LOG_OPTIONS)
+    return wrapper
+
+
 def _fail(message: str, status: ExitStatus = ExitStatus.ERROR) -> typer.Exit:
     ENV.err.print(Text(f"rebalance-doctor: {message}", style="bold red"))
     return typer.Exit(int(status))
@@ -90,7 +131,7 @@ def _set_colour(color: str) -> None:
     ENV.color = color  # type: ignore[assignment]
 
 
-def _load(paths, patterns, tz, since, until, groups, members, unmatched):
+def _load(paths, options: LogOptions):
     """Load logs through the library, report problems and line buckets on stderr."""
     from .api import load
     from .catalog import CatalogError
@@ -100,13 +141,13 @@ def _load(paths, patterns, tz, since, until, groups, members, unmatched):
         with _progress_bar() as progress:
             logs = load(
                 _paths_or_stdin(paths),
-            patterns=tuple(patterns),
-            tz=tuple(tz),
-            since=_parse_time(since, "--since"),
-            until=_parse_time(until, "--until"),
-                groups=tuple(groups),
-                members=tuple(members),
-                collect_unmatched=unmatched,
+                patterns=tuple(options.patterns),
+                tz=tuple(options.tz),
+                since=_parse_time(options.since, "--since"),
+                until=_parse_time(options.until, "--until"),
+                groups=tuple(options.group),
+                members=tuple(options.member),
+                collect_unmatched=options.unmatched,
                 progress=progress,
             )
     except CatalogError as exc:
@@ -116,7 +157,7 @@ def _load(paths, patterns, tz, since, until, groups, members, unmatched):
     err = ENV.err
     for problem in logs.problems:
         err.print(Text(f"rebalance-doctor: {problem}", style="yellow"))
-    if unmatched:
+    if options.unmatched:
         print_unmatched(logs.unmatched, err)
     err.print(bucket_summary(logs.buckets, logs.files_read))
     if logs.files_read == 0:
@@ -158,19 +199,13 @@ def _check_kinds(kinds: list[str]) -> None:
 
 
 @app.command()
+@reads_logs
 def events(
     paths: Paths = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the table to a .parquet, .csv or .ndjson file.", metavar="FILE")] = None,
     format: Annotated[EventFormat, typer.Option("--format", "-f", help="Output format on stdout.")] = EventFormat.table,
     kind: Kinds = [],
-    group: Groups = [],
-    member: Members = [],
-    since: Since = None,
-    until: Until = None,
-    tz: TimeZones = [],
-    patterns: PatternDirs = [],
-    unmatched: Unmatched = False,
-    color: Color = "auto",
+    options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """The event table: every rebalance-related line of every input as one typed row.
 
@@ -185,9 +220,8 @@ def events(
     from .printers import print_table, write_csv, write_file, write_ndjson
     from .table import filter_table
 
-    _set_colour(color)
     _check_kinds(kind)
-    logs = _load(paths, patterns, tz, since, until, group, member, unmatched)
+    logs = _load(paths, options)
     table = filter_table(logs.events, kinds=tuple(kind))
     if output is not None:
         try:
@@ -204,19 +238,13 @@ def events(
 
 
 @app.command()
+@reads_logs
 def report(
     paths: Paths = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f", help="terminal (rich), json (documented in the README), markdown (a post-mortem document), html (one self-contained file with the timeline), svg or png (the timeline picture alone).")] = ReportFormat.terminal,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to a file instead of stdout.", metavar="FILE")] = None,
     probing_interval: Annotated[str, typer.Option("--probing-interval", help="Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s).", metavar="DURATION")] = "10m",
-    group: Groups = [],
-    member: Members = [],
-    since: Since = None,
-    until: Until = None,
-    tz: TimeZones = [],
-    patterns: PatternDirs = [],
-    unmatched: Unmatched = False,
-    color: Color = "auto",
+    options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """Every rebalance of every group: generations, leaders, membership, pause time and root causes with evidence.
 
@@ -234,8 +262,7 @@ def report(
     """
     from .printers import write_atomically
 
-    _set_colour(color)
-    analysis = _analyze(paths, patterns, tz, since, until, group, member, probing_interval, unmatched)
+    analysis = _analyze(paths, options, probing_interval)
     if format is ReportFormat.png:
         from .picture import timeline_png
 
@@ -291,15 +318,10 @@ def _write_report(analysis, format: ReportFormat, stream, console) -> None:
 
 
 @app.command()
+@reads_logs
 def timeline(
     paths: Paths = None,
-    group: Groups = [],
-    member: Members = [],
-    since: Since = None,
-    until: Until = None,
-    tz: TimeZones = [],
-    patterns: PatternDirs = [],
-    color: Color = "auto",
+    options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """The incident at a glance: per group a row of rebalances coloured by cause, per member when it was in the
     group and when it was paused.
@@ -312,17 +334,16 @@ def timeline(
     """
     from .terminal_timeline import print_timeline
 
-    _set_colour(color)
-    print_timeline(_analyze(paths, patterns, tz, since, until, group, member, "10m"), ENV.out)
+    print_timeline(_analyze(paths, options), ENV.out)
 
 
-def _analyze(paths, patterns, tz, since, until, groups, members, probing_interval: str, unmatched: bool = False):
+def _analyze(paths, options: LogOptions, probing_interval: str = "10m"):
     """Load the logs and analyze them with the catalog's version ranges (shared by report, timeline, check)."""
     from .analysis import analyze
 
     interval_ms = _parse_duration(probing_interval, "--probing-interval")
-    logs = _load(paths, patterns, tz, since, until, groups, members, unmatched)
-    versions = {p.id: (p.since, p.until) for p in _catalog(patterns).patterns}
+    logs = _load(paths, options)
+    versions = {p.id: (p.since, p.until) for p in _catalog(options.patterns).patterns}
     return analyze(logs.events, probing_interval_ms=interval_ms, buckets=dict(logs.buckets), pattern_versions=versions)
 
 
@@ -337,6 +358,7 @@ def _parse_duration(value: str, option: str) -> int:
 
 
 @app.command()
+@reads_logs
 def check(
     paths: Paths = None,
     fail_on: Annotated[Optional[str], typer.Option("--fail-on", help="Fail when a rebalance has one of these causes (CAUSE,…; see `patterns kinds` for the vocabulary in the README).", metavar="CAUSES")] = None,
@@ -346,13 +368,7 @@ def check(
     rules_file: Annotated[Optional[Path], typer.Option("--rules", help="A rules file (YAML; see examples/rebalance-rules.yaml).", metavar="FILE")] = None,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Write JUnit XML: one test case per rule and group.", metavar="FILE")] = None,
     github: Annotated[bool, typer.Option("--github", help="Print GitHub Actions ::error annotations at the evidence lines.")] = False,
-    group: Groups = [],
-    member: Members = [],
-    since: Since = None,
-    until: Until = None,
-    tz: TimeZones = [],
-    patterns: PatternDirs = [],
-    color: Color = "auto",
+    options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """CI gate: evaluate rebalance rules per group. Exit 0 when all hold, 1 when one is violated, 2 on usage/input errors.
 
@@ -365,13 +381,12 @@ def check(
     from .check import evaluate, github_annotations, junit_xml, load_rules, merge, print_check
     from .printers import write_atomically
 
-    _set_colour(color)
     try:  # rules first: a bad rules file is a usage error before any log is read
         rules = merge(load_rules(rules_file) if rules_file else None,
                       {"fail_on": fail_on, "max_rebalances": max_rebalances, "max_failed": max_failed, "max_pause": max_pause})
     except ValueError as exc:
         raise _fail(str(exc)) from None
-    result = evaluate(_analyze(paths, patterns, tz, since, until, group, member, "10m"), rules, tuple(group))
+    result = evaluate(_analyze(paths, options), rules, tuple(options.group))
     print_check(result, ENV.out)
     if junit is not None:
         try:
@@ -385,23 +400,17 @@ def check(
 
 
 @app.command()
+@reads_logs
 def grep(
     args: Annotated[list[str], typer.Argument(help="[TEXT] PATH…: TEXT (a regex over the log line, smart case) is optional; "
                                                   "the first argument is TEXT unless it is (or looks like) a path; use -e TEXT to be explicit.", show_default=False)] = None,
     kind: Kinds = [],
-    group: Groups = [],
-    member: Members = [],
     generation: Annotated[list[int], typer.Option("--generation", help="Only this generation (or KIP-848 epoch); repeatable.", metavar="N")] = [],
     text: Annotated[Optional[str], typer.Option("--regexp", "-e", help="TEXT given explicitly (when it could be mistaken for a path).", metavar="TEXT")] = None,
     count: Annotated[bool, typer.Option("--count", "-c", help="Print the number of matching events per file.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help="Print only the original log lines (merged in time order).")] = False,
     json: Annotated[bool, typer.Option("--json", help="One JSON object per matching event (same fields as `events --format ndjson`).")] = False,
-    since: Since = None,
-    until: Until = None,
-    tz: TimeZones = [],
-    patterns: PatternDirs = [],
-    unmatched: Unmatched = False,
-    color: Color = "auto",
+    options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """Grep for incidents: rebalance events from every node, merged in time order.
 
@@ -422,12 +431,11 @@ def grep(
     from .printers import print_counts, print_grep, write_ndjson
     from .table import filter_table
 
-    _set_colour(color)
     _check_kinds(kind)
     args = list(args or [])
     if text is None and args and _is_text_not_path(args[0]):
         text, args = args[0], args[1:]
-    logs = _load(args, patterns, tz, since, until, group, member, unmatched)
+    logs = _load(args, options)
     table = filter_table(logs.events, kinds=tuple(kind), generations=tuple(generation))
     if text is not None:
         smart_case = "" if any(ch.isupper() for ch in text) else "(?i)"
