@@ -13,17 +13,22 @@ from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from .catalog import Catalog, load_catalog
-from .inputs import Source, expand
+from .inputs import Expansion, Source, expand
 from .records import parse_zone
 from .scanner import FileScan, PolarsScanner
 from .schema import BUCKETS
 from .table import build_table, filter_table
 
+if TYPE_CHECKING:
+    from .spark_engine import SparkSettings
+
 SCAN_THREADS = 2
+ENGINES = ("polars", "spark")
 
 
 @dataclass
@@ -80,30 +85,54 @@ def load(
     collect_unmatched: bool = False,
     catalog: Catalog | None = None,
     progress: Callable[[int, int], None] | None = None,
+    engine: str = "polars",
+    spark: SparkSettings | None = None,
 ) -> LogSet:
     """Read broker and client logs into one event table, merged across files in time order.
 
-    ``progress(bytes_done, bytes_total)`` is called as files finish (sizes on disk; stdin counts as 0).
+    ``engine`` is ``polars`` (embedded, the default) or ``spark`` (``spark`` says where it runs); both
+    give the same table. ``progress(bytes_done, bytes_total)`` is called as files finish (sizes on
+    disk; stdin counts as 0).
     """
     catalog = catalog or load_catalog(tuple(patterns))
-    expansion = expand(list(paths))
-    zones = {source.order: zone_for(source, tz) for source in expansion.sources}
-    scanner = PolarsScanner(catalog, collect_unmatched=collect_unmatched)
-    sizes = {source.order: source.size for source in expansion.sources}
-    total, done = sum(sizes.values()), 0
+    if engine == "polars":
+        expansion = expand(list(paths))
+        scans = _scan_polars(expansion, catalog, tz, collect_unmatched, progress)
+    elif engine == "spark":
+        from .spark_engine import SparkScanner, SparkSettings, spark_session
 
-    def scan(source: Source) -> FileScan:
-        return scanner.scan(source, zones[source.order])
-
-    scans = []
-    with ThreadPoolExecutor(max_workers=SCAN_THREADS) as pool:
-        for result in pool.map(scan, expansion.sources):
-            scans.append(result)
-            done += sizes[result.source.order]
-            if progress is not None:
-                progress(done, total)
+        scanner = SparkScanner(catalog, spark_session(spark or SparkSettings()), collect_unmatched)
+        expansion = scanner.expand(list(paths))
+        scans = scanner.scan(expansion.sources, {s.order: zone_for(s, tz) for s in expansion.sources})
+        if progress is not None:
+            size = sum(source.size for source in expansion.sources)
+            progress(size, size)
+    else:
+        raise ValueError(f"unknown engine {engine!r} (choose {' or '.join(ENGINES)})")
     rows = [row for scan in scans for row in scan.rows]
     table = build_table(rows, {s.display: s.order for s in expansion.sources})
     table = filter_table(table, since=since, until=until, groups=groups, members=members)
     problems = expansion.problems + [scan.problem for scan in scans if scan.problem]
     return LogSet(table, scans, problems)
+
+
+def _scan_polars(
+    expansion: Expansion,
+    catalog: Catalog,
+    tz: tuple[str, ...],
+    collect_unmatched: bool,
+    progress: Callable[[int, int], None] | None,
+) -> list[FileScan]:
+    """Scan files on this machine, two at a time (polars releases the GIL in its Rust kernels)."""
+    scanner = PolarsScanner(catalog, collect_unmatched=collect_unmatched)
+    zones = {source.order: zone_for(source, tz) for source in expansion.sources}
+    sizes = {source.order: source.size for source in expansion.sources}
+    total, done = sum(sizes.values()), 0
+    scans = []
+    with ThreadPoolExecutor(max_workers=SCAN_THREADS) as pool:
+        for result in pool.map(lambda source: scanner.scan(source, zones[source.order]), expansion.sources):
+            scans.append(result)
+            done += sizes[result.source.order]
+            if progress is not None:
+                progress(done, total)
+    return scans

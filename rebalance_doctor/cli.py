@@ -42,6 +42,11 @@ class EventFormat(str, Enum):
     csv = "csv"
 
 
+class EngineName(str, Enum):
+    polars = "polars"
+    spark = "spark"
+
+
 class ReportFormat(str, Enum):
     terminal = "terminal"
     json = "json"
@@ -62,6 +67,10 @@ Members = Annotated[list[str], typer.Option("--member", "-m", help="Only events 
 Kinds = Annotated[list[str], typer.Option("--kind", "-k", help="Only these event kinds (repeatable; see `patterns kinds`).", metavar="KIND")]
 Unmatched = Annotated[bool, typer.Option("--unmatched", help="List relevant-looking lines no pattern matched (catalog gaps) on stderr.")]
 Color = Annotated[str, typer.Option("--color", help="auto, always or never (NO_COLOR is honoured).", metavar="WHEN")]
+Engine = Annotated[EngineName, typer.Option("--engine", envvar="REBALANCE_DOCTOR_ENGINE", help="polars (embedded) or spark (PySpark: local[*] or a cluster, Hadoop URIs such as s3a://, hdfs://).")]
+Master = Annotated[Optional[str], typer.Option("--master", help="Spark master URL for --engine spark (default local[*]; spark://host:7077, yarn, k8s://…).", metavar="URL")]
+SparkConf = Annotated[list[str], typer.Option("--spark-conf", help="A Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=4g.", metavar="KEY=VALUE")]
+EventStore = Annotated[Optional[str], typer.Option("--events", help="Read an event store written by `ingest` instead of logs (a directory, or a Hadoop URI with --engine spark).", metavar="DIR")]
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,10 @@ class LogOptions:
     patterns: list[str]
     unmatched: bool
     color: str
+    engine: EngineName
+    master: str | None
+    spark_conf: list[str]
+    events: str | None
 
 
 _LOG_OPTIONS = [
@@ -83,6 +96,7 @@ _LOG_OPTIONS = [
     for name, annotation, default in (
         ("group", Groups, []), ("member", Members, []), ("since", Since, None), ("until", Until, None),
         ("tz", TimeZones, []), ("patterns", PatternDirs, []), ("unmatched", Unmatched, False), ("color", Color, "auto"),
+        ("engine", Engine, EngineName.polars), ("master", Master, None), ("spark_conf", SparkConf, []), ("events", EventStore, None),
     )
 ]
 
@@ -131,28 +145,44 @@ def _set_colour(color: str) -> None:
     ENV.color = color  # type: ignore[assignment]
 
 
+def _spark(options: LogOptions):
+    """The Spark session when --engine spark is chosen, else None (polars needs none)."""
+    if options.engine is not EngineName.spark:
+        return None
+    from .spark_engine import SparkSettings, spark_session
+
+    return spark_session(SparkSettings.parse(options.master, options.spark_conf))
+
+
 def _load(paths, options: LogOptions):
-    """Load logs through the library, report problems and line buckets on stderr."""
+    """Load logs (or an event store) through the library, report problems and line buckets on stderr."""
     from .api import load
     from .catalog import CatalogError
     from .printers import bucket_summary, print_unmatched
+    from .spark_engine import SparkEngineError, SparkSettings
+    from .store import StoreError
 
     try:
-        with _progress_bar() as progress:
-            logs = load(
-                _paths_or_stdin(paths),
-                patterns=tuple(options.patterns),
-                tz=tuple(options.tz),
-                since=_parse_time(options.since, "--since"),
-                until=_parse_time(options.until, "--until"),
-                groups=tuple(options.group),
-                members=tuple(options.member),
-                collect_unmatched=options.unmatched,
-                progress=progress,
-            )
+        if options.events is not None:
+            logs = _read_store(paths, options)
+        else:
+            with _progress_bar() as progress:
+                logs = load(
+                    _paths_or_stdin(paths),
+                    patterns=tuple(options.patterns),
+                    tz=tuple(options.tz),
+                    since=_parse_time(options.since, "--since"),
+                    until=_parse_time(options.until, "--until"),
+                    groups=tuple(options.group),
+                    members=tuple(options.member),
+                    collect_unmatched=options.unmatched,
+                    progress=progress,
+                    engine=options.engine.value,
+                    spark=SparkSettings.parse(options.master, options.spark_conf),
+                )
     except CatalogError as exc:
         raise _fail(f"bad catalog entry: {exc}") from None
-    except ValueError as exc:  # e.g. an unknown --tz zone
+    except (ValueError, SparkEngineError, StoreError) as exc:  # e.g. an unknown --tz zone, Spark not reachable
         raise _fail(str(exc)) from None
     err = ENV.err
     for problem in logs.problems:
@@ -165,6 +195,21 @@ def _load(paths, options: LogOptions):
     if logs.lines_read == 0:
         err.print(Text("rebalance-doctor: the input is empty (no lines to read)", style="yellow"))
     return logs
+
+
+def _read_store(paths, options: LogOptions):
+    """An event store instead of logs, with the same event filters."""
+    from dataclasses import replace
+
+    from .store import read_events
+    from .table import filter_table
+
+    if paths:
+        raise _fail("give log paths or --events, not both")
+    logs = read_events(options.events, spark=_spark(options))
+    events = filter_table(logs.events, since=_parse_time(options.since, "--since"), until=_parse_time(options.until, "--until"),
+                          groups=tuple(options.group), members=tuple(options.member))
+    return replace(logs, events=events)
 
 
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024
@@ -235,6 +280,40 @@ def events(
         write_csv(table, ENV.stdout)
     else:
         print_table(table, ENV.out)
+
+
+@app.command()
+@reads_logs
+def ingest(
+    paths: Paths = None,
+    output: Annotated[str, typer.Option("--output", "-o", help="The event store to write: a directory (or, with --engine spark, a Hadoop URI such as s3a://bucket/events).", metavar="DIR", show_default=False)] = ...,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing event store.")] = False,
+    options: LogOptions = None,  # filled by @reads_logs
+) -> None:
+    """Write the event table as an event store: Parquet partitioned by date and group, with the line accounting.
+
+    The store is written next to its destination and moved into place at the end: a failed run leaves none.
+    `report`, `check`, `grep`, `timeline` and `events` read it with --events DIR.
+
+    Examples:
+
+        rebalance-doctor ingest logs/ -o events/
+
+        rebalance-doctor ingest 's3a://logs/kafka/2024-10-24/*' --engine spark --master spark://spark-master:7077 -o s3a://forensics/events/
+
+        rebalance-doctor report --events events/ --group orders
+    """
+    from .spark_engine import SparkEngineError
+    from .store import StoreError, write_events
+
+    logs = _load(paths, options)
+    try:
+        write_events(logs, output, spark=_spark(options), overwrite=force)
+    except (StoreError, SparkEngineError) as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"{output}: {exc.strerror or exc}") from None
+    ENV.err.print(Text(f"wrote {logs.events.height:,} events from {logs.files_read:,} files to {output}", style="dim"))
 
 
 @app.command()
