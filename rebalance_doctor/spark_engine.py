@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 DEFAULT_MASTER = "local[*]"
+_GLOB_CHARACTERS = set("\\*?[]{}")
 LOG4J_CONFIG = Path(__file__).with_name("spark-log4j2.properties")
 # Settings the engine relies on; --spark-conf may add to them (and override the harmless ones).
 SESSION_DEFAULTS = {
@@ -130,14 +131,25 @@ def _remote_head(spark: SparkSession, uri: str) -> bytes:
         stream.close()
 
 
-def _location_key(location: str) -> tuple[str, str, str]:
-    """Compare a source with Spark's ``_metadata.file_path`` (``file:/x``, percent-encoded, no ``//``)."""
-    parsed = urlparse(location)
-    return (parsed.scheme or "file", parsed.netloc, os.path.normpath(unquote(parsed.path)))
+def _spark_key(file_path: str) -> tuple[str, str, str]:
+    """A file as Spark's ``_metadata.file_path`` names it (``file:/x%20y``: a percent-encoded URI)."""
+    parsed = urlparse(file_path)
+    return (parsed.scheme, parsed.netloc, os.path.normpath(unquote(parsed.path)))
+
+
+def _source_key(source: Source) -> tuple[str, str, str]:
+    """The same key for a source (local path, or a Hadoop URI as Hadoop prints it: not encoded)."""
+    if source.uri is None:
+        return ("file", "", os.path.normpath(os.path.abspath(source.path)))
+    scheme, _, rest = source.uri.partition("://")
+    authority, _, path = rest.partition("/")
+    return (scheme, authority, os.path.normpath("/" + path))
 
 
 def _spark_location(source: Source) -> str:
-    return source.uri or Path(os.path.abspath(source.path)).as_uri()
+    """What to hand Spark's reader: it globs every path, so glob characters in file names are escaped."""
+    location = source.uri or f"file://{os.path.abspath(source.path)}"
+    return "".join("\\" + ch if ch in _GLOB_CHARACTERS else ch for ch in location)
 
 
 def _numbered_groups(pattern: MessagePattern) -> list[tuple[str, int]]:
@@ -170,11 +182,11 @@ class SparkScanner:
         readable = [s for s in sources if scans[s.order].problem is None or s.order in binary]
         if not readable:
             return list(scans.values())
-        by_key = {_location_key(_spark_location(s)): s for s in readable}
+        by_key = {_source_key(s): s for s in readable}
         with spark_errors("scan"):
             lines = self._lines([_spark_location(s) for s in readable])
             blocks = self._block_counts(lines)
-            spark_paths = {path: by_key[_location_key(path)] for path in {b["file_path"] for b in blocks}}
+            spark_paths = {path: by_key[_spark_key(path)] for path in {b["file_path"] for b in blocks}}
             skipped = [path for path, source in spark_paths.items() if source.order in binary]
             kept = self._kept_lines(lines, skipped)
         numbered = _number_lines(blocks, kept)
@@ -218,7 +230,8 @@ class SparkScanner:
             F.col("_metadata.file_path").alias("file_path"),
             F.col("_metadata.file_block_start").alias("block"),
             F.monotonically_increasing_id().alias("id"),
-            F.col("value").alias("text"),
+            # as polars reads lines: invalid UTF-8 → U+FFFD, and a CR before the LF is part of the line end
+            F.regexp_replace(F.expr("make_valid_utf8(value)"), "\\r\\z", "").alias("text"),
         )
 
     def _flags(self, lines: DataFrame) -> DataFrame:

@@ -1,0 +1,284 @@
+"""The Spark engine: fleet-wide audits run the same catalogs on PySpark and get the same event table.
+
+One local Spark session serves the whole test run (the ``spark`` fixture); the standalone-cluster
+test starts a real master and worker on 127.0.0.1 and runs the CLI against them in a subprocess.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+from typer.testing import CliRunner
+
+from rebalance_doctor import store
+from rebalance_doctor.api import load
+from rebalance_doctor.cli import app
+from rebalance_doctor.spark_engine import SparkSettings, spark_session
+
+ROOT = Path(__file__).parent.parent
+SAMPLE_LOGS = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_dir())
+CORPUS = sorted((ROOT / "tests" / "fixtures" / "corpus").glob("*.log"))
+MINI = ROOT / "tests" / "fixtures" / "mini"
+LOCAL = SparkSettings("local[2]")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    return spark_session(LOCAL)
+
+
+def both_engines(paths: list[str], **options):
+    return load(paths, **options), load(paths, engine="spark", spark=LOCAL, **options)
+
+
+def per_file(logs) -> dict[str, Counter]:
+    return {scan.source.display: +scan.buckets for scan in logs.scans}
+
+
+def assert_same(polars_logs, spark_logs) -> None:
+    assert_frame_equal(spark_logs.events, polars_logs.events)  # same rows, dtypes and canonical order
+    assert per_file(spark_logs) == per_file(polars_logs)
+    assert spark_logs.problems == polars_logs.problems
+
+
+@pytest.fixture(scope="module")
+def everything(spark):
+    """Every bundled incident and every real excerpt, read once by each engine."""
+    paths = [str(p) for p in SAMPLE_LOGS] + [str(p) for p in CORPUS]
+    return both_engines(paths)
+
+
+@pytest.mark.parametrize("name", [p.name for p in SAMPLE_LOGS] + [p.name for p in CORPUS])
+def test_spark_engine_gives_the_polars_event_table_on_every_incident_and_excerpt(everything, name):
+    polars_logs, spark_logs = everything
+    mine = pl.col("file").str.contains(f"/{name}", literal=True)
+    polars_rows, spark_rows = polars_logs.events.filter(mine), spark_logs.events.filter(mine)
+    assert polars_rows.height > 0
+    assert_frame_equal(spark_rows, polars_rows)
+    assert {f: b for f, b in per_file(spark_logs).items() if f"/{name}" in f} == {
+        f: b for f, b in per_file(polars_logs).items() if f"/{name}" in f
+    }
+
+
+def test_the_whole_table_and_line_accounting_match(everything):
+    assert_same(*everything)
+
+
+@pytest.fixture(scope="module")
+def awkward(tmp_path_factory):
+    """Inputs where the engines could drift apart: file names Spark percent-encodes, CRLF, invalid UTF-8,
+    gzip, binary, empty files, stack traces and multi-line records after matched lines, JUL headers."""
+    folder = tmp_path_factory.mktemp("awkward")
+    broker = (MINI / "broker-1.log").read_text()
+    (folder / "broker 1 %41#x.log").write_text(broker)
+    (folder / "crlf.log").write_bytes(broker.replace("\n", "\r\n").encode())
+    (folder / "latin1.log").write_bytes(broker.encode() + "Préparation déjà\n".encode("latin-1") + broker.encode())
+    (folder / "rotated.log.gz").write_bytes(gzip.compress((MINI / "client-a.log").read_bytes()))
+    (folder / "picture.log").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4)
+    (folder / "empty.log").write_bytes(b"")
+    (folder / "not-gzip.log.gz").write_text(broker)
+    lines = broker.splitlines()
+    trace = ["\tat org.example.A.run(A.java:1)", "\tat org.example.B.run(B.java:2)", "Caused by: java.io.IOException: x", "\t... 3 more"]
+    (folder / "trace.log").write_text("\n".join([lines[1], *trace, *lines[2:4], *trace[1:], lines[4]]) + "\n")
+    (folder / "jul.log").write_text(
+        "Mar 05, 2024 10:00:00 AM org.apache.kafka.clients.consumer.internals.ConsumerCoordinator onJoinComplete\n"
+        "INFO: [Consumer clientId=consumer-orders-1, groupId=orders] Successfully joined group with generation "
+        "Generation{generationId=5, memberId='consumer-orders-1-a', protocol='range'}\n"
+    )
+    return folder
+
+
+def test_awkward_inputs_give_the_same_table_buckets_and_problems(spark, awkward):
+    polars_logs, spark_logs = both_engines([str(awkward)], collect_unmatched=True)
+    assert_same(polars_logs, spark_logs)
+    assert spark_logs.unmatched == polars_logs.unmatched
+    problems = " ".join(spark_logs.problems)
+    assert "picture.log: binary file skipped" in problems and "not-gzip.log.gz: named .gz but is not gzip data" in problems
+    traced = spark_logs.events.filter(pl.col("file").str.ends_with("trace.log"))
+    assert traced["raw"][0].count("\n") == 4  # the stack trace belongs to the record above it
+    assert spark_logs.events.filter(pl.col("file").str.ends_with("jul.log"))["ts"][0] is not None  # header line read
+
+
+def test_line_numbers_hold_when_spark_splits_a_file(spark, tmp_path):
+    """A big file is read by several tasks (one per split); lines are numbered across splits as in the file."""
+    broker = (MINI / "broker-1.log").read_text()
+    noise = "".join(f"[2024-03-05 09:{i // 60 % 60:02d}:{i % 60:02d},000] INFO Rolled segment {i} (kafka.log.Log)\n" for i in range(6000))
+    (tmp_path / "big.log").write_text(noise + broker + noise + broker)
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "64k")
+    try:
+        polars_logs, spark_logs = both_engines([str(tmp_path / "big.log")])
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert_same(polars_logs, spark_logs)
+    assert spark_logs.events["line"][0] == 6002
+
+
+def test_stdin_is_not_for_spark(spark):
+    logs = load(["-"], engine="spark", spark=LOCAL)
+    assert logs.problems == ["-: the Spark engine cannot read stdin (save it to a file, or use --engine polars)"]
+
+
+def test_remote_uris_need_the_spark_engine():
+    logs = load(["s3a://bucket/kafka/*.log"])
+    assert logs.problems == ["s3a://bucket/kafka/*.log: s3a:// inputs are read by the Spark engine (--engine spark)"]
+
+
+def test_file_uris_are_local_paths_for_both_engines(spark):
+    uri = (MINI / "broker-1.log").as_uri()
+    polars_logs, spark_logs = both_engines([uri])
+    assert polars_logs.events.height > 0
+    assert_same(polars_logs, spark_logs)
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), env={"NO_COLOR": "1", "COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("command", [["events", "--format", "ndjson"], ["grep", "--json"], ["report", "--format", "json"], ["check", "--max-failed", "0"]])
+def test_every_log_reading_command_takes_engine_spark(spark, command):
+    """`--engine spark` (or REBALANCE_DOCTOR_ENGINE=spark) gives the same output as the default engine."""
+    polars_result = run(*command, str(MINI))
+    spark_result = run(*command, str(MINI), "--engine", "spark", "--master", "local[2]")
+    assert spark_result.exit_code == polars_result.exit_code, spark_result.output
+    assert spark_result.stdout == polars_result.stdout
+    from_env = CliRunner().invoke(app, [*command, str(MINI)], env={"NO_COLOR": "1", "REBALANCE_DOCTOR_ENGINE": "spark"})
+    assert from_env.stdout == polars_result.stdout
+
+
+def test_bad_spark_conf_is_a_usage_error():
+    result = run("events", str(MINI), "--engine", "spark", "--spark-conf", "executor.memory")
+    assert result.exit_code == 2
+    assert "--spark-conf 'executor.memory' is not KEY=VALUE" in result.stderr
+
+
+@pytest.mark.parametrize("engine", ["polars", "spark"])
+def test_ingest_writes_an_event_store_that_report_check_and_grep_read(spark, tmp_path, engine):
+    """`ingest -o events/` then `report --events events/`: the same report as from the logs themselves."""
+    destination = tmp_path / "events"
+    result = run("ingest", str(MINI), "-o", str(destination), "--engine", engine)
+    assert result.exit_code == 0, result.output
+    assert f"wrote 13 events from 3 files to {destination}" in result.stderr
+    partitions = sorted(str(p.relative_to(destination).parent) for p in destination.rglob("*.parquet"))
+    assert set(partitions) == {"date=2024-03-05/group=orders", "date=unknown/group=orders"}
+    for command in (["report", "--format", "json"], ["check", "--max-failed", "0"], ["grep", "--raw", "-k", "rebalance_start"]):
+        from_logs = run(*command, str(MINI))
+        from_store = run(*command, "--events", str(destination))
+        assert from_store.exit_code == from_logs.exit_code
+        assert from_store.stdout == from_logs.stdout
+    assert json.loads(run("report", "--format", "json", "--events", str(destination)).stdout)["stats"]["matched"] == 13
+
+
+def test_stores_are_readable_by_the_other_engine(spark, tmp_path):
+    logs = load([str(p) for p in SAMPLE_LOGS[:3]])
+    store.write_events(logs, str(tmp_path / "by-spark"), spark=spark)
+    store.write_events(logs, str(tmp_path / "by-polars"))
+    for written in ("by-spark", "by-polars"):
+        for reader in (spark, None):
+            back = store.read_events(str(tmp_path / written), spark=reader)
+            assert_frame_equal(back.events, logs.events)
+            assert back.buckets == logs.buckets
+
+
+def test_ingest_refuses_to_overwrite_without_force(tmp_path):
+    destination = tmp_path / "events"
+    assert run("ingest", str(MINI), "-o", str(destination)).exit_code == 0
+    again = run("ingest", str(MINI), "-o", str(destination))
+    assert again.exit_code == 2 and "exists (give --force to replace it)" in again.stderr
+    assert run("ingest", str(MINI), "-o", str(destination), "--force").exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events"]
+
+
+@pytest.mark.parametrize("engine", ["polars", "spark"])
+def test_a_failed_ingest_leaves_no_partial_store(spark, tmp_path, monkeypatch, engine):
+    """The job dies after the Parquet files are written (here: while writing the manifest): nothing is left."""
+
+    def disk_full(*_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store, "_manifest", disk_full)
+    result = run("ingest", str(MINI), "-o", str(tmp_path / "events"), "--engine", engine)
+    assert result.exit_code == 2 and "No space left on device" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reading_something_that_is_not_a_store_says_so(tmp_path):
+    result = run("report", "--events", str(tmp_path))
+    assert result.exit_code == 2
+    assert "not an event store written by `rebalance-doctor ingest`" in result.stderr
+
+
+# ------------------------------------------------------------------ a real standalone cluster
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def standalone_cluster(tmp_path_factory):
+    """pyspark's own spark-class: one master and one worker bound to 127.0.0.1, stopped after the module."""
+    import pyspark
+
+    spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
+    work = tmp_path_factory.mktemp("cluster")
+    port, ui, worker_ui = _free_port(), _free_port(), _free_port()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_WORKER_DIR": str(work / "worker"), "SPARK_LOG_DIR": str(work)}
+    master = subprocess.Popen(
+        [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
+        env=env, stdout=open(work / "master.out", "wb"), stderr=subprocess.STDOUT,
+    )
+    worker = subprocess.Popen(
+        [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
+         "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui)],
+        env=env, stdout=open(work / "worker.out", "wb"), stderr=subprocess.STDOUT,
+    )
+    state_url = f"http://127.0.0.1:{ui}/json/"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                state = json.load(urllib.request.urlopen(state_url, timeout=2))
+                if state.get("aliveworkers", 0) >= 1:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, (work / "master.out").read_text() + (work / "worker.out").read_text()
+            time.sleep(1)
+        yield f"spark://127.0.0.1:{port}", state_url
+    finally:
+        for process in (worker, master):
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def test_ingest_on_a_real_standalone_cluster_matches_the_polars_engine(standalone_cluster, tmp_path):
+    master, state_url = standalone_cluster
+    destination = tmp_path / "events"
+    logs = [str(p) for p in SAMPLE_LOGS]
+    command = [
+        sys.executable, "-m", "rebalance_doctor", "ingest", *logs, "-o", str(destination), "--engine", "spark", "--master", master,
+        "--spark-conf", "spark.driver.host=127.0.0.1", "--spark-conf", "spark.driver.bindAddress=127.0.0.1",
+        "--spark-conf", "spark.executor.memory=512m", "--spark-conf", "spark.app.name=rebalance-doctor-cluster-test",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    assert_same(load(logs), store.read_events(str(destination)))
+    state = json.load(urllib.request.urlopen(state_url, timeout=5))
+    finished = [app["name"] for app in state["completedapps"]]
+    assert "rebalance-doctor-cluster-test" in finished  # the job ran on the cluster, not in local mode
+    shutil.rmtree(destination)
