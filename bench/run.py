@@ -2,10 +2,13 @@
 
 The bar is ripgrep with the catalogs' anchors (`rg -c -F -f anchors`): the cost of merely finding
 the candidate lines. Each command runs `--repeat` times on a warm page cache; the table shows the
-median wall time, throughput, ratio to rg and the peak RSS of the process tree.
+median wall time, throughput, ratio to rg and the peak RSS of the process tree (for the Spark
+engine: of the Python driver and the JVM it starts; a standalone cluster's master, worker and
+executor JVMs are separate processes and not counted).
 
     python bench/run.py                      # generates bench/corpus/1g on first use
     python bench/run.py --size 100M --repeat 5
+    python bench/run.py --spark              # also the Spark engine: local[2] and a standalone cluster
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TOOL = [sys.executable, "-m", "rebalance_doctor"]
+sys.path.insert(0, str(HERE.parent / "tests"))
 
 
 def measure(command: list[str]) -> tuple[float, float]:
@@ -40,6 +44,29 @@ def measure(command: list[str]) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
+def timed(name: str, command: list[str], repeat: int) -> tuple[str, float, float]:
+    runs = [measure(command) for _ in range(repeat)]
+    print(f"{name}: {statistics.median(r[0] for r in runs):.2f} s", file=sys.stderr)
+    return name, statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def spark_rows(corpus: Path, repeat: int) -> list[tuple[str, float, float]]:
+    """The Spark engine writing an event store, in local mode and on a standalone cluster (1 worker, 2 cores)."""
+    from standalone_cluster import standalone_cluster
+
+    with tempfile.TemporaryDirectory() as work:
+        store = str(Path(work) / "events")
+        ingest = TOOL + ["ingest", str(corpus), "--force", "-o", store]
+        rows = [timed("rebalance-doctor ingest (polars engine)", ingest, repeat)]
+        ingest += ["--engine", "spark"]
+        rows.append(timed("rebalance-doctor ingest --engine spark (local[2])", ingest + ["--master", "local[2]"], repeat))
+        (Path(work) / "cluster").mkdir()
+        with standalone_cluster(Path(work) / "cluster", cores=2, memory="4g") as cluster:
+            conf = [arg for item in (*cluster.driver_conf, "spark.executor.memory=3g") for arg in ("--spark-conf", item)]
+            rows.append(timed("rebalance-doctor ingest --engine spark (standalone, 1 worker × 2 cores)", ingest + ["--master", cluster.master, *conf], repeat))
+    return rows
+
+
 def corpus_files(corpus: Path) -> list[str]:
     return sorted(str(p) for p in corpus.rglob("*.log"))
 
@@ -49,6 +76,8 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="existing corpus directory (default: bench/corpus/<size>)")
     parser.add_argument("--size", default="1G")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--spark", action="store_true", help="also time `ingest --engine spark` (local[2] and a standalone cluster)")
+    parser.add_argument("--spark-repeat", type=int, default=1, help="runs per Spark row (they are slow)")
     args = parser.parse_args()
     corpus = args.corpus or HERE / "corpus" / args.size.lower()
     if not corpus.exists():
@@ -77,8 +106,9 @@ def main() -> None:
         if shutil.which(command[0]) is None and command[0] != sys.executable:
             print(f"skipping {name}: {command[0]} is not installed", file=sys.stderr)
             continue
-        runs = [measure(command) for _ in range(args.repeat)]
-        rows.append((name, statistics.median(r[0] for r in runs), max(r[1] for r in runs)))
+        rows.append(timed(name, command, args.repeat))
+    if args.spark:
+        rows += spark_rows(corpus, args.spark_repeat)
     baseline = next(t for n, t, _ in rows if n.startswith("rg "))
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"\n{size / 1e9:.2f} GB in {len(files)} files · {os.cpu_count()} cores · {platform.processor() or platform.machine()} · {stamp}\n")

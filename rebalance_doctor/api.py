@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import fnmatch
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING

@@ -9,17 +9,17 @@ Full regexes run only on candidate lines, and only those of the anchors the line
 from __future__ import annotations
 
 from collections import Counter
-from itertools import pairwise
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from itertools import pairwise
 from typing import Any
 
 import polars as pl
 
 from .catalog import Catalog
 from .events import MessageMatch, build_event, match_message
-from .inputs import InputError, Source, looks_binary, read_blocks
 from .extent import record_lines
+from .inputs import InputError, Source, looks_binary, read_blocks
 from .records import EnvelopeReader
 
 TEXT = pl.col("text")

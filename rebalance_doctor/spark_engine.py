@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import pairwise
 from datetime import tzinfo
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -29,7 +29,7 @@ from .records import EnvelopeReader
 from .scanner import REPLACEMENT_CHAR, FileScan
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_MASTER = "local[*]"
 _GLOB_CHARACTERS = set("\\*?[]{}")
@@ -240,12 +240,10 @@ class SparkScanner:
         candidate = _contains_any("text", self.catalog.anchors)
         keyword = _contains_any("lower(text)", [word.lower() for word in self.catalog.relevance_words])
         unreadable = f"contains(text, {_literal(REPLACEMENT_CHAR)})"
-        return lines.select(
-            "*",
-            F.expr(candidate).alias("candidate"),
-            F.expr(unreadable).alias("unreadable"),
-            F.expr(f"({candidate} OR {keyword}) AND NOT {unreadable}").alias("relevant"),
-        )
+        # two steps, so that the (costly) anchor test runs once per line (Spark does not inline a costly
+        # expression that is used twice)
+        flagged = lines.select("*", F.expr(candidate).alias("candidate"), F.expr(unreadable).alias("unreadable"))
+        return flagged.withColumn("relevant", F.expr(f"(candidate OR {keyword}) AND NOT unreadable"))
 
     def _block_counts(self, lines: DataFrame) -> list[dict[str, Any]]:
         """Per file split: lines, the first row id, and the relevant/unreadable line counts for the accounting."""

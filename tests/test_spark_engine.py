@@ -10,17 +10,15 @@ import gzip
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from standalone_cluster import standalone_cluster
 from typer.testing import CliRunner
 
 from rebalance_doctor import store
@@ -223,62 +221,23 @@ def test_reading_something_that_is_not_a_store_says_so(tmp_path):
 # ------------------------------------------------------------------ a real standalone cluster
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def standalone_cluster(tmp_path_factory):
-    """pyspark's own spark-class: one master and one worker bound to 127.0.0.1, stopped after the module."""
-    import pyspark
-
-    spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
-    work = tmp_path_factory.mktemp("cluster")
-    port, ui, worker_ui = _free_port(), _free_port(), _free_port()
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_WORKER_DIR": str(work / "worker"), "SPARK_LOG_DIR": str(work)}
-    master = subprocess.Popen(
-        [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
-        env=env, stdout=open(work / "master.out", "wb"), stderr=subprocess.STDOUT,
-    )
-    worker = subprocess.Popen(
-        [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
-         "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui)],
-        env=env, stdout=open(work / "worker.out", "wb"), stderr=subprocess.STDOUT,
-    )
-    state_url = f"http://127.0.0.1:{ui}/json/"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                state = json.load(urllib.request.urlopen(state_url, timeout=2))
-                if state.get("aliveworkers", 0) >= 1:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, (work / "master.out").read_text() + (work / "worker.out").read_text()
-            time.sleep(1)
-        yield f"spark://127.0.0.1:{port}", state_url
-    finally:
-        for process in (worker, master):
-            process.terminate()
-            process.wait(timeout=30)
+def cluster(tmp_path_factory):
+    with standalone_cluster(tmp_path_factory.mktemp("cluster")) as running:
+        yield running
 
 
-def test_ingest_on_a_real_standalone_cluster_matches_the_polars_engine(standalone_cluster, tmp_path):
-    master, state_url = standalone_cluster
+def test_ingest_on_a_real_standalone_cluster_matches_the_polars_engine(cluster, tmp_path):
+    """`ingest --master spark://…` against a master and a worker on 127.0.0.1: the store equals the polars table."""
     destination = tmp_path / "events"
     logs = [str(p) for p in SAMPLE_LOGS]
     command = [
-        sys.executable, "-m", "rebalance_doctor", "ingest", *logs, "-o", str(destination), "--engine", "spark", "--master", master,
-        "--spark-conf", "spark.driver.host=127.0.0.1", "--spark-conf", "spark.driver.bindAddress=127.0.0.1",
-        "--spark-conf", "spark.executor.memory=512m", "--spark-conf", "spark.app.name=rebalance-doctor-cluster-test",
+        sys.executable, "-m", "rebalance_doctor", "ingest", *logs, "-o", str(destination), "--engine", "spark", "--master", cluster.master,
+        *[arg for conf in (*cluster.driver_conf, "spark.executor.memory=512m", "spark.app.name=rebalance-doctor-cluster-test") for arg in ("--spark-conf", conf)],
     ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
     assert result.returncode == 0, result.stderr
     assert_same(load(logs), store.read_events(str(destination)))
-    state = json.load(urllib.request.urlopen(state_url, timeout=5))
-    finished = [app["name"] for app in state["completedapps"]]
+    finished = [app["name"] for app in cluster.state()["completedapps"]]
     assert "rebalance-doctor-cluster-test" in finished  # the job ran on the cluster, not in local mode
     shutil.rmtree(destination)

@@ -1,0 +1,68 @@
+"""A real Spark standalone cluster on loopback for tests and benchmarks: pyspark's own ``spark-class``
+master and worker bound to 127.0.0.1, stopped on exit."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+STARTUP_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class Cluster:
+    master: str  # spark://127.0.0.1:PORT
+    state_url: str  # the master's JSON status page
+
+    def state(self) -> dict:
+        return json.load(urllib.request.urlopen(self.state_url, timeout=5))
+
+    # what a driver on this machine needs to be reachable from the cluster
+    driver_conf = ("spark.driver.host=127.0.0.1", "spark.driver.bindAddress=127.0.0.1")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def standalone_cluster(work: Path, cores: int = 1, memory: str = "1g") -> Iterator[Cluster]:
+    import pyspark
+
+    spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
+    port, ui, worker_ui = _free_port(), _free_port(), _free_port()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_WORKER_DIR": str(work / "worker"), "SPARK_LOG_DIR": str(work)}
+    master = subprocess.Popen(
+        [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
+        env=env, stdout=open(work / "master.out", "wb"), stderr=subprocess.STDOUT,
+    )
+    worker = subprocess.Popen(
+        [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
+         "--cores", str(cores), "--memory", memory, "--webui-port", str(worker_ui)],
+        env=env, stdout=open(work / "worker.out", "wb"), stderr=subprocess.STDOUT,
+    )
+    cluster = Cluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui}/json/")
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                if cluster.state().get("aliveworkers", 0) >= 1:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the standalone cluster did not start:\n" + (work / "master.out").read_text() + (work / "worker.out").read_text())
+            time.sleep(1)
+        yield cluster
+    finally:
+        for process in (worker, master):
+            process.terminate()
+            process.wait(timeout=30)
