@@ -10,7 +10,6 @@ from __future__ import annotations
 import fnmatch
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
@@ -20,14 +19,13 @@ import polars as pl
 from .catalog import Catalog, load_catalog
 from .inputs import Expansion, Source, expand
 from .records import parse_zone
-from .scanner import FileScan, PolarsScanner
+from .scanner import FileScan, LocalScanner
 from .schema import BUCKETS
 from .table import build_table, filter_table
 
 if TYPE_CHECKING:
     from .spark_engine import SparkSettings
 
-SCAN_THREADS = 2
 ENGINES = ("polars", "spark")
 
 
@@ -123,16 +121,15 @@ def _scan_polars(
     collect_unmatched: bool,
     progress: Callable[[int, int], None] | None,
 ) -> list[FileScan]:
-    """Scan files on this machine, two at a time (polars releases the GIL in its Rust kernels)."""
-    scanner = PolarsScanner(catalog, collect_unmatched=collect_unmatched)
+    """Scan files on this machine (blocks on every core)."""
+    scanner = LocalScanner(catalog, collect_unmatched=collect_unmatched)
     zones = {source.order: zone_for(source, tz) for source in expansion.sources}
-    sizes = {source.order: source.size for source in expansion.sources}
-    total, done = sum(sizes.values()), 0
-    scans = []
-    with ThreadPoolExecutor(max_workers=SCAN_THREADS) as pool:
-        for result in pool.map(lambda source: scanner.scan(source, zones[source.order]), expansion.sources):
-            scans.append(result)
-            done += sizes[result.source.order]
-            if progress is not None:
-                progress(done, total)
-    return scans
+    total, done = sum(source.size for source in expansion.sources), 0
+
+    def file_done(size: int) -> None:
+        nonlocal done
+        done += size
+        if progress is not None:
+            progress(done, total)
+
+    return scanner.scan(expansion.sources, zones, file_done)

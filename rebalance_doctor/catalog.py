@@ -187,6 +187,60 @@ class Example:
     fields: dict[str, Any]
 
 
+_NAMED_GROUP = regex.compile(r"\(\?<[A-Za-z][A-Za-z0-9]*>")
+_REGEX_SYNTAX = set(".[](){}*+?|^$")
+
+
+def uncaptured(pattern: str) -> str:
+    """A catalog regex without its named groups and leading anchor, to combine several in one alternation
+    (the dialect has no look-behind, so every ``(?<`` opens a named group)."""
+    return _NAMED_GROUP.sub("(?:", pattern.removeprefix("^"))
+
+
+def _has_top_level_alternation(pattern: str) -> bool:
+    depth, escaped, in_class = 0, False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return True
+    return False
+
+
+def required_prefix(pattern: str) -> str:
+    """The literal text every match of ``pattern`` starts with ('' when there is none): a cheap
+    substring test that spares most regex searches on lines that cannot match."""
+    if _has_top_level_alternation(pattern):
+        return ""
+    literal, i = [], 1 if pattern.startswith("^") else 0
+    while i < len(pattern):
+        char, step = pattern[i], 1
+        if char == "\\":
+            char, step = pattern[i + 1 : i + 2], 2
+            if not char or char.isalnum():  # \d, \s, \b …: a class, not a literal
+                break
+        elif char in _REGEX_SYNTAX:
+            break
+        quantifier = pattern[i + step : i + step + 1]
+        if quantifier in ("?", "*", "{"):
+            break
+        literal.append(char)
+        if quantifier == "+":
+            break
+        i += step
+    return "".join(literal)
+
+
 @dataclass(frozen=True)
 class RegexEntry:
     """What every catalog entry has: an id, one portable regex, the examples that test it, and where it is."""
@@ -200,6 +254,10 @@ class RegexEntry:
     @functools.cached_property
     def compiled(self) -> regex.Pattern:
         return regex.compile(self.regex)
+
+    @functools.cached_property
+    def required_prefix(self) -> str:
+        return required_prefix(self.regex)
 
     @property
     def where(self) -> str:
@@ -280,6 +338,13 @@ class Catalog:
         for pattern in self.patterns:
             grouped.setdefault(pattern.anchor, []).append(pattern)
         return grouped
+
+    @functools.cached_property
+    def any_outer_prefix(self) -> regex.Pattern | None:
+        """One regex for "some outer prefix starts this line", so most lines skip the prefix loop."""
+        if not self.outer_prefixes:
+            return None
+        return regex.compile("|".join(f"(?:{uncaptured(p.regex)})" for p in self.outer_prefixes))
 
     @functools.cached_property
     def priority(self) -> dict[str, int]:

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 
 import regex
 
-from .catalog import Catalog, Layout
+from .catalog import Catalog, Layout, uncaptured
 from .records import node_prefix
 
 MAX_CONTINUATION_LINES = 500
 STACK_CAUSE = "Caused by: "  # a JVM stack trace's nested exception, unindented
-_NAMED_GROUP = regex.compile(r"\(\?<[A-Za-z][A-Za-z0-9]*>")
 PYTHON_WHITESPACE = r"[\s\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
@@ -90,12 +89,6 @@ def record_lines(first: str, followers: Iterable[str | None], multiline: bool, c
     return lines
 
 
-def _uncaptured(regex: str) -> str:
-    """A catalog regex without its named groups and leading anchor, to combine several in one alternation
-    (the dialect has no look-behind, so every ``(?<`` opens a named group)."""
-    return _NAMED_GROUP.sub("(?:", regex.removeprefix("^"))
-
-
 @dataclass(frozen=True)
 class ContinuationHints:
     """Java regexes that let the Spark engine ship only lines :func:`record_lines` might need.
@@ -112,10 +105,10 @@ class ContinuationHints:
 
     @classmethod
     def of(cls, catalog: Catalog) -> ContinuationHints:
-        prefixes = "|".join(_uncaptured(p.regex) for p in catalog.outer_prefixes if "(?<node>" in p.regex)
+        prefixes = "|".join(uncaptured(p.regex) for p in catalog.outer_prefixes if "(?<node>" in p.regex)
         optional_prefix = f"(?:{prefixes})?" if prefixes else ""
-        starts = "|".join(_uncaptured(layout.regex) for layout in _record_layouts(catalog))
-        headers = "|".join(_uncaptured(layout.regex) for layout in catalog.layouts if layout.header)
+        starts = "|".join(uncaptured(layout.regex) for layout in _record_layouts(catalog))
+        headers = "|".join(uncaptured(layout.regex) for layout in catalog.layouts if layout.header)
         return cls(
             may_continue=f"^{optional_prefix}{PYTHON_WHITESPACE}|{STACK_CAUSE}",
             starts_record=f"^{optional_prefix}(?:{starts})" if starts else None,

@@ -88,7 +88,18 @@ class EnvelopeReader:
 
     catalog: Catalog
     zone: tzinfo = timezone.utc
-    _preferred: list[Layout] = field(default_factory=list)
+    _preferred: Layout | None = None
+    _orders: dict[str, list[Layout]] = field(default_factory=dict)
+
+    def _layout_order(self) -> list[Layout]:
+        """The preferred layout, then the others in catalog order (one list per preferred layout)."""
+        preferred = self._preferred
+        if preferred is None:
+            return self.catalog.layouts
+        order = self._orders.get(preferred.id)
+        if order is None:
+            order = self._orders[preferred.id] = [preferred, *(lay for lay in self.catalog.layouts if lay is not preferred)]
+        return order
 
     def read(self, line: str, previous_line: str | None = None) -> Envelope:
         envelope = Envelope(message=line)
@@ -106,7 +117,8 @@ class EnvelopeReader:
 
     def _strip_outer(self, line: str, envelope: Envelope) -> str:
         rest = line
-        for _ in range(4):
+        any_outer = self.catalog.any_outer_prefix
+        for _ in range(4 if any_outer is not None and any_outer.match(line) else 0):
             for prefix in self.catalog.outer_prefixes:
                 m = prefix.compiled.match(rest)
                 if m and m.end() > 0:
@@ -151,8 +163,7 @@ class EnvelopeReader:
         envelope.node = envelope.node or found.get("node")
 
     def _apply_layout(self, text: str, envelope: Envelope, headers_only: bool = False) -> None:
-        layouts = self._preferred + [lay for lay in self.catalog.layouts if lay not in self._preferred]
-        for layout in layouts:
+        for layout in self._layout_order():
             if headers_only != layout.header:
                 continue
             m = layout.compiled.match(text)
@@ -168,7 +179,7 @@ class EnvelopeReader:
             if groups.get("msg") is not None:
                 envelope.message = groups["msg"]
             if not headers_only:
-                self._preferred[:] = [layout]
+                self._preferred = layout
             return
 
 
@@ -187,6 +198,8 @@ def context_fields(message: str, catalog: Catalog) -> dict[str, str]:
     """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …)."""
     fields: dict[str, str] = {}
     for prefix in catalog.context_prefixes:
+        if prefix.required_prefix not in message:
+            continue
         m = prefix.compiled.search(message)
         if not m:
             continue

@@ -1,29 +1,43 @@
-"""The polars engine: byte blocks → candidate lines → catalog matches → event rows and line buckets.
+"""The embedded engine: byte blocks → hit lines → catalog matches → event rows and line buckets.
 
-Irrelevant lines (>99% of an incident's logs) cost one multi-literal prefilter pass
-(Aho-Corasick over every catalog anchor, in Rust) and a keyword pass for the bucket count.
-Full regexes run only on candidate lines, and only those of the anchors the line contains
-(portable regexes: the same in the ``regex`` module, Rust and Java — the tests prove it).
+Irrelevant lines (> 99% of an incident's logs) cost one multi-literal prefilter pass over the raw
+block (:mod:`.prefilter`) and a newline count; they are never split, decoded or matched. Full
+regexes run only on hit lines, and only those of the anchors the line contains (portable regexes:
+the same in the ``regex`` module, Rust and Java — the tests prove it). Blocks are scanned on all
+cores; the prefilter releases the GIL, the per-event Python work is the small remainder.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import os
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from itertools import pairwise
 from typing import Any
 
-import polars as pl
-
 from .catalog import Catalog
 from .events import MessageMatch, build_event, match_message
 from .extent import record_lines
 from .inputs import InputError, Source, looks_binary, read_blocks
+from .prefilter import NEWLINE, LineHit, Prefilter, best_prefilter
 from .records import EnvelopeReader
 
-TEXT = pl.col("text")
 REPLACEMENT_CHAR = "\ufffd"
+_REPLACEMENT_BYTES = REPLACEMENT_CHAR.encode()
+SCAN_THREADS = os.cpu_count() or 1
+BLOCKS_IN_FLIGHT = 2 * SCAN_THREADS  # bounds memory: each holds one 8 MB block
+
+
+@dataclass
+class BlockScan:
+    """What one block produced; line numbers count from the block's first line."""
+
+    rows: list[dict[str, Any]]
+    buckets: Counter
+    unmatched: list[tuple[int, str]]
 
 
 @dataclass
@@ -40,92 +54,168 @@ class FileScan:
     def lines_read(self) -> int:
         return sum(self.buckets.values())
 
+    def append(self, block: BlockScan) -> None:
+        """Add the file's next block, renumbering its lines after those already read."""
+        offset = self.lines_read
+        for row in block.rows:
+            row["line"] += offset
+        self.rows += block.rows
+        self.unmatched += [(number + offset, text) for number, text in block.unmatched]
+        self.buckets.update(block.buckets)
 
-def _lines(block: bytes) -> pl.DataFrame:
-    """Split a block into lines; invalid UTF-8 is decoded with U+FFFD (such lines count as unreadable)."""
+
+def count_lines(block: bytes) -> int:
+    return block.count(NEWLINE) + (not block.endswith(NEWLINE)) if block else 0
+
+
+def readable(block: bytes) -> bytes:
+    """The block as valid UTF-8: undecodable bytes become U+FFFD (such lines count as unreadable)."""
     try:
-        return pl.scan_lines(block, name="text").collect()
-    except pl.exceptions.ComputeError:
-        return pl.scan_lines(block.decode("utf-8", errors="replace").encode("utf-8"), name="text").collect()
+        block.decode("utf-8")
+        return block
+    except UnicodeDecodeError:
+        return block.decode("utf-8", errors="replace").encode("utf-8")
 
 
-def _count_lines(block: bytes) -> int:
-    return block.count(b"\n") + (not block.endswith(b"\n"))
+def _text(block: bytes, start: int, end: int) -> str:
+    """One line's text; a CR before the newline is not part of it."""
+    return block[start:end].decode("utf-8").removesuffix("\r")
 
 
-class PolarsScanner:
-    """Scans sources with the catalog's anchors and regexes, in polars (Rust regex)."""
+def _lines_after(block: bytes, newline: int, count: int) -> Iterator[str]:
+    """Up to ``count`` lines following the line that ends at ``newline``."""
+    start = newline + 1
+    for _ in range(count):
+        stop = block.find(NEWLINE, start)
+        stop = len(block) if stop < 0 else stop
+        yield _text(block, start, stop)
+        start = stop + 1
 
-    def __init__(self, catalog: Catalog, collect_unmatched: bool = False):
+
+def _line_before(block: bytes, start: int) -> str | None:
+    if start == 0:
+        return None
+    return _text(block, block.rfind(NEWLINE, 0, start - 1) + 1, start - 1)
+
+
+def _line_numbers(block: bytes, offsets: list[int]) -> list[int]:
+    """0-based line index of each (ascending) byte offset, counting newlines only between them."""
+    numbers, index, position = [], 0, 0
+    for offset in offsets:
+        index += block.count(NEWLINE, position, offset)
+        position = offset
+        numbers.append(index)
+    return numbers
+
+
+def _unreadable_offsets(block: bytes) -> list[int]:
+    offsets, at = [], block.find(_REPLACEMENT_BYTES)
+    while at >= 0:
+        offsets.append(at)
+        at = block.find(_REPLACEMENT_BYTES, at + 1)
+    return offsets
+
+
+class LocalScanner:
+    """Scans sources on this machine with the catalog's prefilter and regexes (the ``polars`` engine)."""
+
+    def __init__(self, catalog: Catalog, collect_unmatched: bool = False, prefilter: Prefilter | None = None):
         self.catalog = catalog
         self.collect_unmatched = collect_unmatched
-        self.anchors = catalog.anchors
-        self.words = [w.lower() for w in catalog.relevance_words]
+        self.prefilter = prefilter or best_prefilter(catalog.anchors, catalog.relevance_words)
 
-    def scan(self, source: Source, zone: tzinfo) -> FileScan:
-        result = FileScan(source)
+    def scan(
+        self, sources: list[Source], zones: dict[int, tzinfo], progress: Callable[[int], None] | None = None
+    ) -> list[FileScan]:
+        """Every source, its blocks scanned in parallel and merged back in file order.
+        ``progress(bytes_on_disk)`` is called as each file finishes."""
+        scans = [FileScan(source) for source in sources]
+        window: deque[tuple[FileScan, Future[BlockScan] | None]] = deque()
+
+        def merge(keep: int) -> None:
+            while len(window) > keep:
+                scan, future = window.popleft()
+                if future is not None:
+                    scan.append(future.result())
+                elif progress is not None:
+                    progress(scan.source.size)
+
+        with ThreadPoolExecutor(max_workers=SCAN_THREADS) as pool:
+            for scan in scans:
+                zone = zones[scan.source.order]
+                try:
+                    blocks = read_blocks(scan.source)
+                    for number, block in enumerate(blocks):
+                        if number == 0 and looks_binary(block):
+                            scan.problem = f"{scan.source.display}: binary file skipped"
+                            scan.buckets["unreadable"] += sum(count_lines(b) for b in (block, *blocks))
+                            break
+                        window.append((scan, pool.submit(self.scan_block, block, scan.source, zone)))
+                        merge(BLOCKS_IN_FLIGHT)
+                except InputError as exc:
+                    scan.problem = str(exc)
+                window.append((scan, None))
+            merge(0)
+        return scans
+
+    def scan_block(self, block: bytes, source: Source, zone: tzinfo) -> BlockScan:
+        ascii_only = block.isascii()
+        block = block if ascii_only else readable(block)
+        hits = self.prefilter.hits(block)
+        *hit_lines, total = _line_numbers(block, [hit.start for hit in hits] + [len(block)])
+        total += bool(block) and not block.endswith(NEWLINE)
+        numbered = dict(zip(hit_lines, hits, strict=True))
+        matches = self._match(block, numbered)
+        rows, matched = self._records(block, numbered, matches, total, source, zone)
+        unreadable = set() if ascii_only else set(_line_numbers(block, _unreadable_offsets(block))) - matched
+        relevant = [index for index in numbered if index not in matched and index not in unreadable]
+        counts = Counter(matched=len(matched), unreadable=len(unreadable), relevant_unmatched=len(relevant))
+        counts["irrelevant"] = total - sum(counts.values())
+        unmatched = []
+        if self.collect_unmatched:
+            unmatched = [(index + 1, _text(block, numbered[index].start, numbered[index].end)) for index in relevant]
+        return BlockScan(rows, counts, unmatched)
+
+    def _match(self, block: bytes, numbered: dict[int, LineHit]) -> dict[int, MessageMatch]:
+        """Best catalog match per hit line: only the patterns of the anchors the line contains."""
+        matches = {}
+        for index, hit in numbered.items():
+            if hit.anchors:
+                text = _text(block, hit.start, hit.end).removesuffix("\r")
+                match = match_message(text, self.catalog, list(hit.anchors))
+                if match is not None:
+                    matches[index] = match
+        return matches
+
+    def _records(
+        self,
+        block: bytes,
+        numbered: dict[int, LineHit],
+        matches: dict[int, MessageMatch],
+        total: int,
+        source: Source,
+        zone: tzinfo,
+    ) -> tuple[list[dict[str, Any]], set[int]]:
+        """One row per matched record (the match and the lines that continue it, up to the next match),
+        and the line indexes the records cover."""
         reader = EnvelopeReader(self.catalog, zone)
-        first_line = 0
-        try:
-            blocks = read_blocks(source)
-            for number, block in enumerate(blocks):
-                if number == 0 and looks_binary(block):
-                    result.problem = f"{source.display}: binary file skipped"
-                    result.buckets["unreadable"] += sum(_count_lines(b) for b in (block, *blocks))
-                    break
-                first_line += self._scan_block(block, first_line, result, reader)
-        except InputError as exc:
-            result.problem = str(exc)
-        return result
-
-    def _scan_block(self, block: bytes, first_line: int, result: FileScan, reader: EnvelopeReader) -> int:
-        lines = _lines(block)
-        texts = lines.to_series()
-        if texts.len() == 0:
-            return 0
-        candidate = texts.str.contains_any(self.anchors)
-        matches = self._match(candidate.arg_true(), texts.filter(candidate))
-        matched_positions: list[int] = []
-        for idx, next_match in pairwise([*sorted(matches), texts.len()]):
-            following = range(idx + 1, next_match)
-            raw_lines = record_lines(texts[idx], (texts[i] for i in following), matches[idx].pattern.multiline, self.catalog)
-            matched_positions.extend(range(idx, idx + len(raw_lines)))
-            result.rows.append(
+        node = source.node
+        rows: list[dict[str, Any]] = []
+        matched: set[int] = set()
+        for index, next_match in pairwise([*matches, total]):
+            hit, match = numbered[index], matches[index]
+            followers = _lines_after(block, hit.end, next_match - index - 1)
+            raw_lines = record_lines(_text(block, hit.start, hit.end), followers, match.pattern.multiline, self.catalog)
+            matched.update(range(index, index + len(raw_lines)))
+            rows.append(
                 build_event(
-                    matches[idx],
+                    match,
                     raw="\n".join(raw_lines),
-                    file=result.source.display,
-                    line=first_line + idx + 1,
-                    file_node=result.source.node,
+                    file=source.display,
+                    line=index + 1,
+                    file_node=node,
                     reader=reader,
-                    previous_line=texts[idx - 1] if idx > 0 else None,
+                    previous_line=_line_before(block, hit.start),
                 )
             )
-        matched = pl.zeros(texts.len(), pl.Boolean, eager=True).scatter(matched_positions, True)
-        unmatched = ~matched
-        unreadable = texts.str.contains(REPLACEMENT_CHAR, literal=True) & unmatched
-        relevant = (candidate | texts.str.contains_any(self.words, ascii_case_insensitive=True)) & unmatched & ~unreadable
-        counts = {
-            "matched": int(matched.sum()),
-            "unreadable": int(unreadable.sum()),
-            "relevant_unmatched": int(relevant.sum()),
-        }
-        counts["irrelevant"] = texts.len() - sum(counts.values())
-        result.buckets.update(counts)
-        if self.collect_unmatched and counts["relevant_unmatched"]:
-            result.unmatched.extend(
-                (first_line + int(i) + 1, text) for i, text in zip(relevant.arg_true(), texts.filter(relevant), strict=True)
-            )
-        return texts.len()
-
-    def _match(self, positions: pl.Series, texts: pl.Series) -> dict[int, MessageMatch]:
-        """Best catalog match per candidate line: only the patterns of the anchors the line contains."""
-        if texts.len() == 0:
-            return {}
-        anchors = texts.str.extract_many(self.anchors, overlapping=True)
-        matches = {}
-        for idx, text, found in zip(positions, texts.str.strip_suffix("\r"), anchors, strict=True):
-            match = match_message(text, self.catalog, found)
-            if match is not None:
-                matches[idx] = match
-        return matches
+        return rows, matched
