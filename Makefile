@@ -28,7 +28,7 @@ test: $(STAMP) jdk chromium
 
 bench: $(STAMP)
 	@command -v rg >/dev/null || { echo "bench needs ripgrep: apt-get install -y ripgrep"; exit 2; }
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/run.py --suite
 
 clean:
 	rm -rf $(VENV) .pytest_cache bench/corpus bench/results

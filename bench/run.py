@@ -2,12 +2,14 @@
 
 The bar is ripgrep with the catalogs' anchors (`rg -c -F -f anchors`): the cost of merely finding
 the candidate lines. Each command runs `--repeat` times on a warm page cache; the table shows the
-median wall time, throughput, ratio to rg and the peak RSS of the process tree (for the Spark
-engine: of the Python driver and the JVM it starts; a standalone cluster's master, worker and
-executor JVMs are separate processes and not counted).
+median wall time, throughput, ratio to rg and the peak RSS of the whole process tree, sampled
+every 20 ms (rebalance-doctor's scan processes included; for the Spark engine the Python driver
+and the JVM it starts; a standalone cluster's master, worker and executor JVMs are separate
+processes and not counted).
 
-    python bench/run.py                      # generates bench/corpus/1g on first use
-    python bench/run.py --size 100M --repeat 5
+    python bench/run.py                      # the 1 GB corpus, generated on first use
+    python bench/run.py --suite              # 1 GB, 5 GB and 2,000 files (300-pod deployment), one table each
+    python bench/run.py --size 100M --files 2000 --repeat 5
     python bench/run.py --spark              # also the Spark engine: local[2] and a standalone cluster
 """
 
@@ -30,18 +32,49 @@ TOOL = [sys.executable, "-m", "rebalance_doctor"]
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def tree_rss(root: int) -> int:
+    """Resident bytes of a process and all its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        rss[int(entry)] = int(fields[21]) * PAGE
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += children.get(pid, [])
+    return total
+
+
 def measure(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one run."""
+    """Wall seconds and peak RSS (MB) of the process tree of one run."""
     # stdout goes to a real file: GNU grep stops at the first match when it sees /dev/null
     with tempfile.TemporaryFile() as sink:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(process.pid, 0)
+        peak = 0
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            peak = max(peak, tree_rss(process.pid))
+            time.sleep(0.02)
         elapsed = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode not in (0, 1):
         raise SystemExit(f"benchmark command failed ({process.returncode}): {' '.join(command)}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, max(peak, usage.ru_maxrss * 1024) / 1e6
 
 
 def timed(name: str, command: list[str], repeat: int) -> tuple[str, float, float]:
@@ -71,18 +104,15 @@ def corpus_files(corpus: Path) -> list[str]:
     return sorted(str(p) for p in corpus.rglob("*.log"))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, help="existing corpus directory (default: bench/corpus/<size>)")
-    parser.add_argument("--size", default="1G")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--spark", action="store_true", help="also time `ingest --engine spark` (local[2] and a standalone cluster)")
-    parser.add_argument("--spark-repeat", type=int, default=1, help="runs per Spark row (they are slow)")
-    args = parser.parse_args()
-    corpus = args.corpus or HERE / "corpus" / args.size.lower()
+def ensure_corpus(size: str, files: int, corpus: Path | None) -> Path:
+    corpus = corpus or HERE / "corpus" / (size.lower() if files == 12 else f"{size.lower()}-{files}files")
     if not corpus.exists():
-        print(f"generating {args.size} corpus in {corpus} …", file=sys.stderr)
-        subprocess.run([sys.executable, str(HERE / "generate.py"), str(corpus), "--size", args.size], check=True)
+        print(f"generating {size} in {files} files: {corpus} …", file=sys.stderr)
+        subprocess.run([sys.executable, str(HERE / "generate.py"), str(corpus), "--size", size, "--files", str(files)], check=True)
+    return corpus
+
+
+def bench(corpus: Path, repeat: int, spark: bool, spark_repeat: int) -> None:
     files = corpus_files(corpus)
     size = sum(os.path.getsize(f) for f in files)
     anchors = HERE / "results" / "anchors.txt"
@@ -98,24 +128,40 @@ def main() -> None:
         "rebalance-doctor events (ndjson)": TOOL + ["events", str(corpus), "--format", "ndjson"],
         "rebalance-doctor grep -c": TOOL + ["grep", str(corpus), "-c"],
         "rebalance-doctor report": TOOL + ["report", str(corpus)],
+        "lnav -n (load only)": ["lnav", "-n", *files],
     }
-    if shutil.which("lnav"):
-        commands["lnav -n (load only)"] = ["lnav", "-n", *files]
     rows = []
     for name, command in commands.items():
         if shutil.which(command[0]) is None and command[0] != sys.executable:
             print(f"skipping {name}: {command[0]} is not installed", file=sys.stderr)
             continue
-        rows.append(timed(name, command, args.repeat))
-    if args.spark:
-        rows += spark_rows(corpus, args.spark_repeat)
+        rows.append(timed(name, command, repeat))
+    if spark:
+        rows += spark_rows(corpus, spark_repeat)
     baseline = next(t for n, t, _ in rows if n.startswith("rg "))
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"\n{size / 1e9:.2f} GB in {len(files)} files · {os.cpu_count()} cores · {platform.processor() or platform.machine()} · {stamp}\n")
+    print(f"\n{size / 1e9:.2f} GB in {len(files):,} files · {os.cpu_count()} cores · {platform.processor() or platform.machine()} · {stamp}\n")
     print("| command | wall (s) | throughput (MB/s) | × rg | peak RSS (MB) |")
     print("|---|---:|---:|---:|---:|")
     for name, seconds, rss in rows:
         print(f"| {name} | {seconds:.2f} | {size / 1e6 / seconds:,.0f} | {seconds / baseline:.1f} | {rss:,.0f} |")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, help="existing corpus directory (default: bench/corpus/<size>)")
+    parser.add_argument("--size", default="1G")
+    parser.add_argument("--files", type=int, default=12)
+    parser.add_argument("--suite", action="store_true", help="1G, 5G and 200M in 2,000 files, one table each")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--spark", action="store_true", help="also time `ingest --engine spark` (local[2] and a standalone cluster)")
+    parser.add_argument("--spark-repeat", type=int, default=1, help="runs per Spark row (they are slow)")
+    args = parser.parse_args()
+    corpora = [("1G", 12), ("5G", 12), ("200M", 2000)] if args.suite else [(args.size, args.files)]
+    for size, files in corpora:
+        corpus = ensure_corpus(size, files, None if args.suite else args.corpus)
+        bench(corpus, 1 if size == "5G" else args.repeat, args.spark and size == "1G", args.spark_repeat)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ app = typer.Typer(
     "Reads broker and client logs (files, directories, globs, .gz, - for stdin) from many nodes at once "
     "and turns every rebalance-related line into one event table, merged across nodes in time order.",
     no_args_is_help=True,
-    rich_markup_mode="markdown",
+    rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
     add_completion=False,
 )

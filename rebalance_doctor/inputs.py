@@ -19,6 +19,7 @@ from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
 BLOCK_SIZE = 8 * 1024 * 1024  # measured: 32 MB blocks doubled peak RSS for no speed gain
+SPAN_SIZE = 64 * 1024 * 1024  # a large file's unit of parallel work
 BINARY_SNIFF = 8192
 STDIN_NAME = "-"
 DOCUMENT_SUFFIXES = (".md", ".markdown")
@@ -172,14 +173,52 @@ def read_head(source: Source) -> bytes:
         handle.close()
 
 
-def read_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[bytes]:
-    """Yield the source's bytes in blocks that end on a newline (the last may not)."""
+def is_gzip(source: Source) -> bool:
+    try:
+        with open(source.path, "rb") as handle:  # type: ignore[arg-type]
+            return handle.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
+
+
+def spans(source: Source) -> list[tuple[int, int] | None]:
+    """Byte ranges of a plain local file, SPAN_SIZE each, that can be scanned in parallel (``[None]``:
+    one pass over the whole input — stdin, gzip, small files). A line belongs to the span holding its
+    first byte, so spans tile the file's lines exactly."""
+    size = source.size
+    if source.path is None or size <= SPAN_SIZE or is_gzip(source):
+        return [None]
+    return [(start, min(start + SPAN_SIZE, size)) for start in range(0, size, SPAN_SIZE)]
+
+
+def _line_start_at(handle: BinaryIO, offset: int) -> int:
+    """The first line start at or after ``offset`` (the file's end when none)."""
+    if offset == 0:
+        return 0
+    handle.seek(offset - 1)
+    position = offset - 1
+    while chunk := handle.read(64 * 1024):
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return position + newline + 1
+        position += len(chunk)
+    return position
+
+
+def read_blocks(source: Source, block_size: int = BLOCK_SIZE, span: tuple[int, int] | None = None) -> Iterator[bytes]:
+    """Yield the bytes of the source (or of the lines starting in ``span``) in blocks that end on a
+    newline (the last may not)."""
     handle = _open(source)
     try:
+        remaining = -1
+        if span is not None:
+            first, stop = _line_start_at(handle, span[0]), _line_start_at(handle, span[1])
+            handle.seek(first)
+            remaining = stop - first
         carry = b""
-        while True:
+        while remaining:
             try:
-                chunk = handle.read(block_size)
+                chunk = handle.read(block_size if remaining < 0 else min(block_size, remaining))
             except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
                 if carry:
                     yield carry
@@ -188,6 +227,7 @@ def read_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[bytes]
                 raise InputError(f"{source.display}: read failed ({exc.strerror or exc})") from None
             if not chunk:
                 break
+            remaining -= len(chunk) if remaining > 0 else 0
             data = carry + chunk
             cut = data.rfind(b"\n")
             if cut < 0:
@@ -200,4 +240,3 @@ def read_blocks(source: Source, block_size: int = BLOCK_SIZE) -> Iterator[bytes]
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
-

@@ -4,15 +4,18 @@ Irrelevant lines (> 99% of an incident's logs) cost one multi-literal prefilter 
 block (:mod:`.prefilter`) and a newline count; they are never split, decoded or matched. Full
 regexes run only on hit lines, and only those of the anchors the line contains (portable regexes:
 the same in the ``regex`` module, Rust and Java — the tests prove it). Blocks are scanned on all
-cores; the prefilter releases the GIL, the per-event Python work is the small remainder.
+cores: large files are cut into spans scanned by worker processes (the per-event Python work
+would serialise threads on the GIL).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-from collections import Counter, deque
+import signal
+from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from itertools import pairwise
@@ -21,28 +24,20 @@ from typing import Any
 from .catalog import Catalog
 from .events import MessageMatch, build_event, match_message
 from .extent import record_lines
-from .inputs import InputError, Source, looks_binary, read_blocks
+from .inputs import InputError, Source, looks_binary, read_blocks, read_head, spans
 from .prefilter import NEWLINE, LineHit, Prefilter, best_prefilter
 from .records import EnvelopeReader
 
 REPLACEMENT_CHAR = "\ufffd"
 _REPLACEMENT_BYTES = REPLACEMENT_CHAR.encode()
-SCAN_THREADS = os.cpu_count() or 1
-BLOCKS_IN_FLIGHT = 2 * SCAN_THREADS  # bounds memory: each holds one 8 MB block
-
-
-@dataclass
-class BlockScan:
-    """What one block produced; line numbers count from the block's first line."""
-
-    rows: list[dict[str, Any]]
-    buckets: Counter
-    unmatched: list[tuple[int, str]]
+SCAN_PROCESSES = os.cpu_count() or 1
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 
 
 @dataclass
 class FileScan:
-    """What one input produced: its events, its line buckets, and any problem reading it."""
+    """What one input (or one part of it: a span, a block) produced: its events, its line buckets,
+    and any problem reading it. A part's line numbers count from its own first line."""
 
     source: Source
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -54,14 +49,15 @@ class FileScan:
     def lines_read(self) -> int:
         return sum(self.buckets.values())
 
-    def append(self, block: BlockScan) -> None:
-        """Add the file's next block, renumbering its lines after those already read."""
+    def append(self, part: FileScan) -> None:
+        """Add the file's next part, renumbering its lines after those already read."""
         offset = self.lines_read
-        for row in block.rows:
+        for row in part.rows:
             row["line"] += offset
-        self.rows += block.rows
-        self.unmatched += [(number + offset, text) for number, text in block.unmatched]
-        self.buckets.update(block.buckets)
+        self.rows += part.rows
+        self.unmatched += [(number + offset, text) for number, text in part.unmatched]
+        self.buckets.update(part.buckets)
+        self.problem = self.problem or part.problem
 
 
 def count_lines(block: bytes) -> int:
@@ -127,38 +123,51 @@ class LocalScanner:
     def scan(
         self, sources: list[Source], zones: dict[int, tzinfo], progress: Callable[[int], None] | None = None
     ) -> list[FileScan]:
-        """Every source, its blocks scanned in parallel and merged back in file order.
+        """Every source, split into spans scanned on every core and merged back in file order.
         ``progress(bytes_on_disk)`` is called as each file finishes."""
-        scans = [FileScan(source) for source in sources]
-        window: deque[tuple[FileScan, Future[BlockScan] | None]] = deque()
+        units = [(source, span, _is_binary(source), zones[source.order]) for source in sources for span in spans(source)]
+        workers = min(SCAN_PROCESSES, len(units))
+        in_process = workers < 2 or sum(s.size for s in sources) < PARALLEL_MIN_BYTES or any(s.path is None for s in sources)
+        scans = {source.order: FileScan(source) for source in sources}
+        remaining = Counter(source.order for source, *_ in units)
 
-        def merge(keep: int) -> None:
-            while len(window) > keep:
-                scan, future = window.popleft()
-                if future is not None:
-                    scan.append(future.result())
-                elif progress is not None:
-                    progress(scan.source.size)
+        def merge(source: Source, part: FileScan) -> None:
+            scans[source.order].append(part)
+            remaining[source.order] -= 1
+            if not remaining[source.order] and progress is not None:
+                progress(source.size)
 
-        with ThreadPoolExecutor(max_workers=SCAN_THREADS) as pool:
-            for scan in scans:
-                zone = zones[scan.source.order]
+        if in_process:
+            for unit in units:
+                merge(unit[0], self.scan_unit(*unit))
+        else:
+            spawn = multiprocessing.get_context("spawn")  # never fork a process whose threads hold locks
+            with ProcessPoolExecutor(workers, spawn, _start_worker, (self.catalog, self.collect_unmatched)) as pool:
+                futures = [pool.submit(_scan_in_worker, *unit) for unit in units]
                 try:
-                    blocks = read_blocks(scan.source)
-                    for number, block in enumerate(blocks):
-                        if number == 0 and looks_binary(block):
-                            scan.problem = f"{scan.source.display}: binary file skipped"
-                            scan.buckets["unreadable"] += sum(count_lines(b) for b in (block, *blocks))
-                            break
-                        window.append((scan, pool.submit(self.scan_block, block, scan.source, zone)))
-                        merge(BLOCKS_IN_FLIGHT)
-                except InputError as exc:
-                    scan.problem = str(exc)
-                window.append((scan, None))
-            merge(0)
-        return scans
+                    for unit, future in zip(units, futures, strict=True):
+                        merge(unit[0], future.result())
+                except BaseException:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+        return list(scans.values())
 
-    def scan_block(self, block: bytes, source: Source, zone: tzinfo) -> BlockScan:
+    def scan_unit(self, source: Source, span: tuple[int, int] | None, binary: bool, zone: tzinfo) -> FileScan:
+        """One file or one span of it, block by block."""
+        result = FileScan(source)
+        try:
+            for block in read_blocks(source, span=span):
+                if binary:
+                    result.buckets["unreadable"] += count_lines(block)
+                else:
+                    result.append(self.scan_block(block, source, zone))
+        except InputError as exc:
+            result.problem = str(exc)
+        if binary:
+            result.problem = f"{source.display}: binary file skipped"
+        return result
+
+    def scan_block(self, block: bytes, source: Source, zone: tzinfo) -> FileScan:
         ascii_only = block.isascii()
         block = block if ascii_only else readable(block)
         hits = self.prefilter.hits(block)
@@ -174,7 +183,7 @@ class LocalScanner:
         unmatched = []
         if self.collect_unmatched:
             unmatched = [(index + 1, _text(block, numbered[index].start, numbered[index].end)) for index in relevant]
-        return BlockScan(rows, counts, unmatched)
+        return FileScan(source, rows, counts, unmatched)
 
     def _match(self, block: bytes, numbered: dict[int, LineHit]) -> dict[int, MessageMatch]:
         """Best catalog match per hit line: only the patterns of the anchors the line contains."""
@@ -219,3 +228,29 @@ class LocalScanner:
                 )
             )
         return rows, matched
+
+
+def _is_binary(source: Source) -> bool:
+    """Like grep: a NUL byte near the start. An input that cannot be read is not binary; its scan
+    reports why it cannot be read."""
+    if source.path is None:
+        return False
+    try:
+        return looks_binary(read_head(source))
+    except InputError:
+        return False
+
+
+_worker: LocalScanner | None = None
+
+
+def _start_worker(catalog: Catalog, collect_unmatched: bool) -> None:
+    """A scan process: Ctrl-C is the parent's to handle (it stops the pool and exits 130)."""
+    global _worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker = LocalScanner(catalog, collect_unmatched)
+
+
+def _scan_in_worker(source: Source, span: tuple[int, int] | None, binary: bool, zone: tzinfo) -> FileScan:
+    assert _worker is not None, "scan process not started"
+    return _worker.scan_unit(source, span, binary, zone)

@@ -46,3 +46,75 @@ def test_anchors_are_distinctive_literals():
     catalog = load_catalog()
     too_short = [a for a in catalog.anchors if len(a.strip()) < 8 and not any(ch in a for ch in "[]\"(")]
     assert too_short == []
+
+
+def test_the_matcher_sees_only_hit_lines(tmp_path: Path, monkeypatch):
+    """≤ 1 regex evaluation chain per candidate line, none per noise line: the regression guard for speed."""
+    from rebalance_doctor import load, scanner
+
+    seen: list[str] = []
+    real_match = scanner.match_message
+
+    def counting_match(text, catalog, anchors=None):
+        seen.append(text)
+        return real_match(text, catalog, anchors)
+
+    monkeypatch.setattr(scanner, "match_message", counting_match)
+    generate.generate(tmp_path, size=2_000_000, files=4, rebalance_ratio=0.01, groups=5, seed=11)
+    logs = load([str(tmp_path)])
+    catalog = load_catalog()
+    assert len(seen) == logs.events.height == logs.buckets["matched"]
+    assert all(any(anchor in text for anchor in catalog.anchors) for text in seen)
+    assert len(seen) / logs.lines_read < 0.02
+
+
+def _awkward_block() -> bytes:
+    lines = [
+        "plain noise line without anything",
+        "[2024-01-01 10:00:00,000] INFO [GroupCoordinator 1]: Preparing to rebalance group g1 in state PreparingRebalance",
+        "REBALANCING in capitals, HeartBeat in camel case, and Generation capitalised",
+        "naïve café — non-ASCII noise before a JoinGroup request",
+        "windows line with a heartbeat\r",
+        "",
+        "x" * 5000 + " rebalance at the end of a long line",
+    ]
+    return ("\n".join(lines) + "\nlast line without newline: Member consumer-1 left").encode()
+
+
+def test_hyperscan_and_polars_prefilters_find_the_same_lines():
+    """Both prefilters are interchangeable: same lines, same anchors, same relevance-word hits."""
+    import pytest
+
+    from rebalance_doctor.prefilter import HyperscanPrefilter, PolarsPrefilter
+
+    pytest.importorskip("hyperscan")
+    catalog = load_catalog()
+    fast = HyperscanPrefilter(catalog.anchors, catalog.relevance_words)
+    portable = PolarsPrefilter(catalog.anchors, catalog.relevance_words)
+    root = Path(__file__).resolve().parent.parent
+    blocks = [_awkward_block()] + [p.read_bytes() for p in sorted((root / "sample_logs").rglob("*.log"))]
+    blocks += [p.read_bytes() for p in sorted((root / "tests" / "fixtures" / "corpus").glob("*.log"))]
+    for block in blocks:
+        block = block.decode("utf-8", errors="replace").encode()
+        assert fast.hits(block) == portable.hits(block)
+    assert len(fast.hits(_awkward_block())) == 5  # not the plain noise, the empty line or the last one
+
+
+def test_spans_scanned_in_worker_processes_give_the_one_pass_table(tmp_path: Path, monkeypatch):
+    """A large file is cut into spans scanned by several processes; lines, events and buckets are
+    exactly those of one pass (the spans tile the file at line starts)."""
+    from polars.testing import assert_frame_equal
+
+    from rebalance_doctor import inputs, load, scanner
+
+    generate.generate(tmp_path, size=3_000_000, files=2, rebalance_ratio=0.01, groups=5, seed=5)
+    one_pass = load([str(tmp_path)])
+    monkeypatch.setattr(inputs, "SPAN_SIZE", 100_000)
+    monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(scanner, "SCAN_PROCESSES", 2)
+    spans = load([str(tmp_path)])
+    assert sum(len(inputs.spans(s.source)) for s in spans.scans) > 20
+    assert_frame_equal(spans.events, one_pass.events)
+    assert [s.buckets for s in spans.scans] == [s.buckets for s in one_pass.scans]
+    first = spans.events.row(0, named=True)
+    assert Path(first["file"]).read_text().splitlines()[first["line"] - 1].endswith(first["raw"].split("\n")[0][-40:])
