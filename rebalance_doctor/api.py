@@ -90,7 +90,8 @@ def load(
 
     ``engine`` is ``polars`` (embedded, the default) or ``spark`` (``spark`` says where it runs); both
     give the same table. ``progress(bytes_done, bytes_total)`` is called as files finish (sizes on
-    disk; stdin counts as 0).
+    disk; stdin counts as 0). Inputs over 32 MB are scanned by spawned processes: call from under
+    ``if __name__ == "__main__":`` in a script.
     """
     catalog = catalog or load_catalog(tuple(patterns))
     if engine == "polars":
