@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-
 from .catalog import Catalog, Layout, uncaptured
 from .records import node_prefix
 
