@@ -27,7 +27,7 @@ from typing import Any
 import regex
 import yaml
 
-from .schema import CAUSES, COMPONENTS, FIELD_BY_GROUP, INTEGER_FIELDS, KINDS, SCHEMA, SYMPTOM
+from .schema import CAUSES, COMPONENTS, FIELD_BY_GROUP, COLUMN_NAMES, INTEGER_FIELDS, KINDS, SYMPTOM
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "patterns"
 
@@ -418,7 +418,7 @@ def _message_pattern(entry: dict, defaults: dict, path: Path) -> MessagePattern:
         if anchor not in example.line:
             raise CatalogError(path, line, f"example does not contain the anchor {anchor!r}: {example.line!r}")
         for name in example.fields:
-            if name not in SCHEMA:
+            if name not in COLUMN_NAMES:
                 raise CatalogError(path, line, f"example expects unknown field {name!r}")
     return MessagePattern(
         id=pattern_id,

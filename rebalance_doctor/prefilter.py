@@ -13,8 +13,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import polars as pl
-
 NEWLINE = b"\n"
 
 
@@ -97,6 +95,8 @@ class PolarsPrefilter:
         self.words = [w.lower() for w in words]
 
     def hits(self, block: bytes) -> list[LineHit]:
+        import polars as pl
+
         text = pl.Series([block.decode("utf-8")])
         found: list[tuple[int, str | None]] = []
         # a match's first byte + 1 is an end offset inside its line, all _line_hits needs

@@ -10,7 +10,7 @@ import json
 from datetime import datetime
 from typing import IO
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -69,7 +69,7 @@ def print_report(analysis: Analysis, console: Console) -> None:
         console.print(Text("No consumer group events found.", style="yellow"))
     for group in analysis.groups:
         console.print()
-        _print_group(group, console)
+        console.print(_group_section(group))
 
 
 def _summary(analysis: Analysis) -> Panel:
@@ -110,41 +110,44 @@ def short_names(files: list[str]) -> dict[str, str]:
     return {f: os.path.relpath(f, common) for f in files}
 
 
-def _print_group(group: GroupAnalysis, console: Console) -> None:
+def _group_section(group: GroupAnalysis) -> Group:
+    """One group's part of the report, rendered in one print (rich's per-call overhead is most of the time)."""
+    out: list[RenderableType] = []
     header = Text.assemble(("group ", "bold"), (visible(group.group_id), "bold cyan"))
     facts = [f"coordinator broker {group.coordinator}" if group.coordinator else None, group.protocol,
              plural(len(group.rebalances), "rebalance"), f"{group.failed_rebalances} failed" if group.failed_rebalances else None,
              f"pause {duration(group.total_pause_ms)}"]
     header.append("  " + " · ".join(f for f in facts if f), style="dim")
-    console.print(header)
+    out.append(header)
     if group.rebalances:
-        console.print(_generation_table(group))
+        out.append(_generation_table(group))
     if any(f.kind == "unstable_leader" for f in group.findings):
         for change in group.leader_changes:
             stayed = " (it stayed in the group)" if change.previous_stayed else ""
-            console.print(Text(f"  leader change at generation {change.generation}: {member_label(change.previous, group)}{stayed} → "
+            out.append(Text(f"  leader change at generation {change.generation}: {member_label(change.previous, group)}{stayed} → "
                                f"{member_label(change.leader, group)}", style="yellow"))
     elif group.leader_changes:
-        console.print(Text(f"  leader changed {plural(len(group.leader_changes), 'time')}, each time after the previous leader "
+        out.append(Text(f"  leader changed {plural(len(group.leader_changes), 'time')}, each time after the previous leader "
                            "left or failed", style="dim"))
     if group.probing:
         p = group.probing
-        console.print(Text(f"  probing: {p.count} probing rebalances, median interval {duration(p.interval_ms)} "
+        out.append(Text(f"  probing: {p.count} probing rebalances, median interval {duration(p.interval_ms)} "
                            f"(expected {duration(p.expected_interval_ms)})", style="yellow"))
-    _print_causes(group, console)
+    out += _causes(group)
     for finding in group.findings:
-        console.print(Text.assemble(("  ● ", SEVERITY_STYLE[finding.severity]), (finding.severity, SEVERITY_STYLE[finding.severity]),
+        out.append(Text.assemble(("  ● ", SEVERITY_STYLE[finding.severity]), (finding.severity, SEVERITY_STYLE[finding.severity]),
                                     " ", (finding.kind, "bold"), ": ", visible(finding.summary)))
         for evidence in finding.evidence[:4]:
-            console.print(evidence_line(evidence, "      "))
-        console.print(Text("    → " + finding.recommendation, style="green"))
+            out.append(evidence_line(evidence, "      "))
+        out.append(Text("    → " + finding.recommendation, style="green"))
     if group.pause_by_member:
         table = Table(title="pause by member", title_justify="left", header_style="bold", pad_edge=False)
         table.add_column("member")
         table.add_column("total pause", justify="right")
         for member, ms in group.pause_by_member.items():
             table.add_row(Text(visible(member_label(member, group))), duration(ms))
-        console.print(table)
+        out.append(table)
+    return Group(*out)
 
 
 def _generation_table(group: GroupAnalysis) -> Table:
@@ -178,20 +181,22 @@ def delta_label(rebalance: Rebalance) -> str:
     return " ".join(parts)
 
 
-def _print_causes(group: GroupAnalysis, console: Console) -> None:
+def _causes(group: GroupAnalysis) -> list[RenderableType]:
     """Why each rebalance happened, with its evidence (the first rebalances of a storm stand for the rest)."""
+    out: list[RenderableType] = []
     shown = group.rebalances[:MAX_DETAILED_REBALANCES]
     for rebalance in shown:
         cause = rebalance.cause
-        console.print(Text.assemble(("  ", ""), (generation_label(rebalance), "bold"), ": ",
+        out.append(Text.assemble(("  ", ""), (generation_label(rebalance), "bold"), ": ",
                                     (cause.kind, CAUSE_STYLE.get(cause.kind, "bold")), f" ({cause.confidence:.0%}) — ",
                                     visible(cause.summary)))
         for evidence in cause.evidence[:3]:
-            console.print(evidence_line(evidence, "      "))
+            out.append(evidence_line(evidence, "      "))
         if cause.confirm and cause.confidence < CONFIRM_BELOW:
-            console.print(Text(f"      to confirm: {cause.confirm}", style="dim"))
+            out.append(Text(f"      to confirm: {cause.confirm}", style="dim"))
     if len(group.rebalances) > len(shown):
-        console.print(Text(f"  … and {len(group.rebalances) - len(shown)} more rebalances (see --format json)", style="dim"))
+        out.append(Text(f"  … and {len(group.rebalances) - len(shown)} more rebalances (see --format json)", style="dim"))
+    return out
 
 
 def evidence_line(evidence: Evidence, indent: str) -> Text:

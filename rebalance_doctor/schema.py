@@ -8,17 +8,18 @@ maps them back.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import polars as pl
-
-UTC_MICROS = pl.Datetime("us", "UTC")
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass(frozen=True)
 class Column:
     name: str
-    dtype: pl.DataType
+    dtype: str  # str, int, bool or datetime (UTC, microseconds): see polars_schema()
     doc: str
     extracted: bool = False  # may be filled by a catalog regex group or constant
 
@@ -30,48 +31,47 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("ts", UTC_MICROS, "event time in UTC; null when the line carries no timestamp"),
-    Column("file", pl.Utf8, "input file the line came from ('-' for stdin)"),
-    Column("line", pl.Int64, "1-based line number of the record's first line in its file"),
-    Column("node", pl.Utf8, "broker or client node: log prefix (docker/kubectl/CSV host) or file name"),
-    Column("component", pl.Utf8, "broker, consumer, streams, connect or librdkafka"),
-    Column("kind", pl.Utf8, "event kind, one of KINDS"),
-    Column("pattern_id", pl.Utf8, "id of the catalog entry that matched"),
-    Column("group_id", pl.Utf8, "consumer group id (Streams application.id, Connect group)", True),
-    Column("generation", pl.Int64, "classic generation id (the OLD generation for rebalance_start)", True),
-    Column("group_epoch", pl.Int64, "KIP-848 group epoch", True),
-    Column("member_epoch", pl.Int64, "KIP-848 member epoch", True),
-    Column("member_id", pl.Utf8, "group member id as printed", True),
-    Column("instance_id", pl.Utf8, "group.instance.id of a static member", True),
-    Column("client_id", pl.Utf8, "client.id (from the log-context prefix or the message)", True),
-    Column("thread", pl.Utf8, "thread name (envelope, or Streams stream-thread prefix)", True),
-    Column("reason", pl.Utf8, "rebalance / leave / join reason or cause as printed", True),
-    Column("state", pl.Utf8, "new state (group, member, thread or client state)", True),
-    Column("prev_state", pl.Utf8, "previous state in a state transition", True),
-    Column("leader", pl.Boolean, "true when the line shows this member leading the group", True),
-    Column("leader_id", pl.Utf8, "member id of the group leader when printed", True),
-    Column("protocol", pl.Utf8, "classic or consumer (KIP-848); eager / cooperative when printed", True),
-    Column("assignor", pl.Utf8, "partition assignor / selected protocol name", True),
-    Column("partitions", pl.Utf8, "partitions or tasks as printed", True),
-    Column("member_count", pl.Int64, "members (consumers) in the generation", True),
-    Column("client_count", pl.Int64, "Streams client nodes in the rebalance", True),
-    Column("coordinator", pl.Utf8, "coordinator as printed (broker id on broker lines)", True),
-    Column("offsets_partition", pl.Int64, "__consumer_offsets partition hosting the group", True),
-    Column("error", pl.Utf8, "error name or message", True),
-    Column("duration_ms", pl.Int64, "a duration the line reports, in milliseconds", True),
-    Column("scheduled_for", pl.Utf8, "time a followup/probing rebalance is scheduled for, as printed", True),
-    Column("cause", pl.Utf8, "what the reason says started a rebalance (CAUSES), 'symptom', or null (patterns/reasons.yaml)", True),
-    Column("level", pl.Utf8, "log level from the envelope (or librdkafka syslog level)"),
-    Column("logger", pl.Utf8, "logger / class name from the envelope"),
-    Column("message", pl.Utf8, "the first line's message without its envelope (time, level, thread, logger)"),
-    Column("raw", pl.Utf8, "the record as read: first line plus continuation lines"),
+    Column("ts", "datetime", "event time in UTC; null when the line carries no timestamp"),
+    Column("file", "str", "input file the line came from ('-' for stdin)"),
+    Column("line", "int", "1-based line number of the record's first line in its file"),
+    Column("node", "str", "broker or client node: log prefix (docker/kubectl/CSV host) or file name"),
+    Column("component", "str", "broker, consumer, streams, connect or librdkafka"),
+    Column("kind", "str", "event kind, one of KINDS"),
+    Column("pattern_id", "str", "id of the catalog entry that matched"),
+    Column("group_id", "str", "consumer group id (Streams application.id, Connect group)", True),
+    Column("generation", "int", "classic generation id (the OLD generation for rebalance_start)", True),
+    Column("group_epoch", "int", "KIP-848 group epoch", True),
+    Column("member_epoch", "int", "KIP-848 member epoch", True),
+    Column("member_id", "str", "group member id as printed", True),
+    Column("instance_id", "str", "group.instance.id of a static member", True),
+    Column("client_id", "str", "client.id (from the log-context prefix or the message)", True),
+    Column("thread", "str", "thread name (envelope, or Streams stream-thread prefix)", True),
+    Column("reason", "str", "rebalance / leave / join reason or cause as printed", True),
+    Column("state", "str", "new state (group, member, thread or client state)", True),
+    Column("prev_state", "str", "previous state in a state transition", True),
+    Column("leader", "bool", "true when the line shows this member leading the group", True),
+    Column("leader_id", "str", "member id of the group leader when printed", True),
+    Column("protocol", "str", "classic or consumer (KIP-848); eager / cooperative when printed", True),
+    Column("assignor", "str", "partition assignor / selected protocol name", True),
+    Column("partitions", "str", "partitions or tasks as printed", True),
+    Column("member_count", "int", "members (consumers) in the generation", True),
+    Column("client_count", "int", "Streams client nodes in the rebalance", True),
+    Column("coordinator", "str", "coordinator as printed (broker id on broker lines)", True),
+    Column("offsets_partition", "int", "__consumer_offsets partition hosting the group", True),
+    Column("error", "str", "error name or message", True),
+    Column("duration_ms", "int", "a duration the line reports, in milliseconds", True),
+    Column("scheduled_for", "str", "time a followup/probing rebalance is scheduled for, as printed", True),
+    Column("cause", "str", "what the reason says started a rebalance (CAUSES), 'symptom', or null (patterns/reasons.yaml)", True),
+    Column("level", "str", "log level from the envelope (or librdkafka syslog level)"),
+    Column("logger", "str", "logger / class name from the envelope"),
+    Column("message", "str", "the first line's message without its envelope (time, level, thread, logger)"),
+    Column("raw", "str", "the record as read: first line plus continuation lines"),
 )
 
-SCHEMA: dict[str, pl.DataType] = {c.name: c.dtype for c in COLUMNS}
-COLUMN_NAMES: tuple[str, ...] = tuple(SCHEMA)
+COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 EXTRACTED: tuple[Column, ...] = tuple(c for c in COLUMNS if c.extracted)
 FIELD_BY_GROUP: dict[str, str] = {c.group_name: c.name for c in EXTRACTED}
-INTEGER_FIELDS = frozenset(c.name for c in EXTRACTED if c.dtype == pl.Int64)
+INTEGER_FIELDS = frozenset(c.name for c in EXTRACTED if c.dtype == "int")
 
 COMPONENTS = ("broker", "consumer", "streams", "connect", "librdkafka")
 
@@ -161,6 +161,17 @@ SYMPTOM = "symptom"  # a reason that only reports a rebalance started elsewhere 
 BUCKETS = ("matched", "relevant_unmatched", "irrelevant", "unreadable")
 
 
+@functools.cache
+def polars_schema() -> dict[str, pl.DataType]:
+    """The columns as polars types (polars is imported here, not by the scan processes, which never need it)."""
+    import polars as pl
+
+    types = {"str": pl.Utf8, "int": pl.Int64, "bool": pl.Boolean, "datetime": pl.Datetime("us", "UTC")}
+    return {c.name: types[c.dtype] for c in COLUMNS}
+
+
 def empty_table() -> pl.DataFrame:
     """An event table with no rows, for inputs where nothing matched."""
-    return pl.DataFrame(schema=SCHEMA)
+    import polars as pl
+
+    return pl.DataFrame(schema=polars_schema())

@@ -22,7 +22,7 @@ import polars as pl
 from .api import LogSet
 from .inputs import Source, is_uri
 from .scanner import FileScan
-from .schema import COLUMN_NAMES, SCHEMA, empty_table
+from .schema import COLUMN_NAMES, empty_table, polars_schema
 from .spark_engine import spark_errors
 from .table import canonical_sort
 
@@ -108,7 +108,7 @@ def read_events(location: str, *, spark: SparkSession | None = None) -> LogSet:
             events = pl.from_arrow(spark.read.parquet(files.location(location)).drop("date", "group").toArrow())
     else:
         events = pl.read_parquet(f"{location}/**/*.parquet", hive_partitioning=False)
-    events = events.select([pl.col(name).cast(SCHEMA[name]) for name in COLUMN_NAMES])
+    events = events.select([pl.col(name).cast(polars_schema()[name]) for name in COLUMN_NAMES])
     scans = [
         FileScan(Source(entry["file"], None, entry["order"]), buckets=Counter(entry["buckets"]), problem=entry["problem"])
         for entry in manifest["files"]

@@ -13,14 +13,14 @@ from typing import Any
 
 import polars as pl
 
-from .schema import COLUMN_NAMES, SCHEMA, empty_table
+from .schema import COLUMN_NAMES, empty_table, polars_schema
 
 
 def build_table(rows: list[dict[str, Any]], file_order: dict[str, int]) -> pl.DataFrame:
     """One DataFrame with exactly the schema's columns and dtypes, sorted canonically."""
     if not rows:
         return empty_table()
-    table = pl.DataFrame(rows, schema=SCHEMA, orient="row")
+    table = pl.DataFrame(rows, schema=polars_schema(), orient="row")
     return canonical_sort(table, file_order)
 
 

@@ -9,6 +9,7 @@ sample of that file's skew; the median per file is subtracted before anything is
 from __future__ import annotations
 
 import bisect
+import functools
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -35,26 +36,33 @@ class Event:
     row: dict[str, Any]
     at: datetime | None
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.row[name]
-        except KeyError:
-            raise AttributeError(name) from None
+    def __post_init__(self) -> None:
+        """Columns become attributes (``event.kind``): plain attribute reads, the analyzers' hottest path."""
+        for name, value in self.row.items():
+            self.__dict__.setdefault(name, value)
 
     @property
     def evidence(self) -> Evidence:
         text = (self.row["message"] or self.row["raw"] or "").split("\n", 1)[0]
         return Evidence(self.row["file"], self.row["line"], text, self.row["ts"], self.row["node"], self.row["kind"])
 
-    @property
+    @functools.cached_property
     def participant(self) -> tuple[str, str, str]:
         """Who logged it: file, node and client/thread (one file may hold several pods and consumers)."""
         return self.row["file"], self.row["node"] or "", self.row["client_id"] or self.row["thread"] or ""
 
 
+def row_dicts(table: pl.DataFrame) -> list[dict[str, Any]]:
+    """The table as one dict per row (column lists zipped: a third faster than ``to_dicts``)."""
+    columns = table.to_dict(as_series=False)
+    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
 def estimate_skew(events: pl.DataFrame) -> list[ClockSkew]:
     """Per client file, its clock's offset from the coordinator's log, from simultaneous broker/client events."""
-    rows = events.filter(pl.col("ts").is_not_null() & pl.col("group_id").is_not_null()).to_dicts()
+    kinds = [kind for pair in SIMULTANEOUS for kind in pair]
+    needed = pl.col("kind").is_in(kinds) & pl.col("ts").is_not_null() & pl.col("group_id").is_not_null()
+    rows = row_dicts(events.filter(needed).select("kind", "component", "group_id", "generation", "file", "ts"))
     broker: dict[tuple[str, str, int], dict] = {}
     for row in rows:
         for broker_kind, _ in SIMULTANEOUS:
@@ -87,7 +95,7 @@ def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, l
     timelines: dict[str, list[Event]] = defaultdict(list)
     last_group: dict[tuple[str, str, str], str] = {}
     file_group: dict[tuple[str, str], str] = {}  # a Streams client's own lines name no group: its consumer's do
-    for row in events.to_dicts():
+    for row in row_dicts(events):
         at = row["ts"] - offset.get(row["file"], timedelta(0)) if row["ts"] is not None else None
         event = Event(row, at)
         inherited = last_group.get(event.participant) or file_group.get(event.participant[:2])
