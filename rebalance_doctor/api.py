@@ -21,7 +21,7 @@ from .inputs import Expansion, Source, expand
 from .records import parse_zone
 from .scanner import FileScan, LocalScanner
 from .schema import BUCKETS
-from .table import build_table, filter_table
+from .table import TableBuilder, filter_table
 
 if TYPE_CHECKING:
     from .spark_engine import SparkSettings
@@ -94,22 +94,25 @@ def load(
     ``if __name__ == "__main__":`` in a script.
     """
     catalog = catalog or load_catalog(tuple(patterns))
+    rows = TableBuilder()
     if engine == "polars":
         expansion = expand(list(paths))
-        scans = _scan_polars(expansion, catalog, tz, collect_unmatched, progress)
+        scans = _scan_polars(expansion, catalog, tz, collect_unmatched, progress, rows)
     elif engine == "spark":
         from .spark_engine import SparkScanner, SparkSettings, spark_session
 
         scanner = SparkScanner(catalog, spark_session(spark or SparkSettings()), collect_unmatched)
         expansion = scanner.expand(list(paths))
         scans = scanner.scan(expansion.sources, {s.order: zone_for(s, tz) for s in expansion.sources})
+        for scan in scans:
+            rows.add(scan.rows)
+            scan.rows = []
         if progress is not None:
             size = sum(source.size for source in expansion.sources)
             progress(size, size)
     else:
         raise ValueError(f"unknown engine {engine!r} (choose {' or '.join(ENGINES)})")
-    rows = [row for scan in scans for row in scan.rows]
-    table = build_table(rows, {s.display: s.order for s in expansion.sources})
+    table = rows.build({s.display: s.order for s in expansion.sources})
     table = filter_table(table, since=since, until=until, groups=groups, members=members)
     problems = expansion.problems + [scan.problem for scan in scans if scan.problem]
     return LogSet(table, scans, problems)
@@ -121,6 +124,7 @@ def _scan_polars(
     tz: tuple[str, ...],
     collect_unmatched: bool,
     progress: Callable[[int, int], None] | None,
+    rows: TableBuilder,
 ) -> list[FileScan]:
     """Scan files on this machine (blocks on every core)."""
     scanner = LocalScanner(catalog, collect_unmatched=collect_unmatched)
@@ -133,4 +137,4 @@ def _scan_polars(
         if progress is not None:
             progress(done, total)
 
-    return scanner.scan(expansion.sources, zones, file_done)
+    return scanner.scan(expansion.sources, zones, file_done, rows.add)

@@ -158,10 +158,16 @@ class LocalScanner:
         self.prefilter = prefilter or best_prefilter(catalog.anchors, catalog.relevance_words)
 
     def scan(
-        self, sources: list[Source], zones: dict[int, tzinfo], progress: Callable[[int], None] | None = None
+        self,
+        sources: list[Source],
+        zones: dict[int, tzinfo],
+        progress: Callable[[int], None] | None = None,
+        take_rows: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> list[FileScan]:
         """Every source, split into spans scanned on every core and merged back in file order.
-        ``progress(bytes_on_disk)`` is called as each file finishes."""
+        ``progress(bytes_on_disk)`` is called as each file finishes. ``take_rows`` receives the event
+        rows as they are merged (line numbers final), so that they need not pile up as dicts in the
+        returned scans: the caller makes them columnar (5 GB of logs made 1 GB of dicts)."""
         units = [(source, span, _is_binary(source), zones[source.order]) for source in sources for span in spans(source)]
         tasks = _batches(units)
         helpers = min(SCAN_PROCESSES, len(tasks)) - 1  # this process scans too
@@ -169,16 +175,28 @@ class LocalScanner:
         scans = {source.order: FileScan(source) for source in sources}
         remaining = Counter(source.order for source, *_ in units)
 
+        def add(source: Source, part: FileScan) -> None:
+            scan = scans[source.order]
+            scan.append(part)
+            if take_rows is not None:
+                take_rows(scan.rows)
+                scan.rows = []
+
+        def unit_done(source: Source) -> None:
+            remaining[source.order] -= 1
+            if not remaining[source.order] and progress is not None:
+                progress(source.size)
+
         def merge(task: list[Unit], parts: list[FileScan]) -> None:
             for (source, *_), part in zip(task, parts, strict=True):
-                scans[source.order].append(part)
-                remaining[source.order] -= 1
-                if not remaining[source.order] and progress is not None:
-                    progress(source.size)
+                add(source, part)
+                unit_done(source)
 
         if in_process:
-            for task in tasks:
-                merge(task, self.scan_task(task))
+            for unit in units:  # block by block: a 5 GB stdin or .gz never holds more than a block's rows
+                for part in self.scan_parts(*unit):
+                    add(unit[0], part)
+                unit_done(unit[0])
         else:
             spawn = multiprocessing.get_context("spawn")  # never fork a process whose threads hold locks
             with ProcessPoolExecutor(helpers, spawn, _start_worker, (self.catalog, self.collect_unmatched)) as pool:
@@ -190,24 +208,26 @@ class LocalScanner:
                     raise
         return list(scans.values())
 
-    def _share(self, tasks: list[list[Unit]], futures: list[Future], merge: Callable[[list[Unit], list[FileScan]], None]) -> None:
-        """Scan here from the last task backwards while the scan processes work from the first (a task
-        whose future can still be cancelled has not been handed to a process); merge in task order as
-        results arrive. This process needs no start-up and has its regexes compiled already."""
+    def _share(self, tasks: list[list[Unit]], futures: list[Future | None], merge: Callable[[list[Unit], list[FileScan]], None]) -> None:
+        """Scan here too, in task order beside the scan processes: a task whose future can still be
+        cancelled has not been handed to a process yet, so this process takes it. Results merge in
+        task order as they arrive, so only a few tasks' rows wait as dicts. This process needs no
+        start-up and has its regexes compiled already."""
         scanned_here: dict[int, list[FileScan]] = {}
         merged = 0
 
         def merge_ready(wait: bool) -> None:
             nonlocal merged
-            while merged < len(tasks) and (wait or merged in scanned_here or futures[merged].done()):
-                parts = scanned_here.pop(merged) if merged in scanned_here else futures[merged].result()
+            while merged < len(tasks) and (wait or merged in scanned_here or futures[merged].done()):  # type: ignore[union-attr]
+                parts = scanned_here.pop(merged) if merged in scanned_here else futures[merged].result()  # type: ignore[union-attr]
+                futures[merged] = None  # a finished future holds its result: 5 GB of logs kept 100 MB of rows alive
                 merge(tasks[merged], parts)
                 merged += 1
 
-        for index in reversed(range(len(tasks))):
-            if not futures[index].cancel():
-                break
-            scanned_here[index] = self.scan_task(tasks[index])
+        for index, task in enumerate(tasks):
+            future = futures[index]
+            if future is not None and future.cancel():
+                scanned_here[index] = self.scan_task(task)
             merge_ready(wait=False)
         merge_ready(wait=True)
 
@@ -215,19 +235,24 @@ class LocalScanner:
         return [self.scan_unit(*unit) for unit in task]
 
     def scan_unit(self, source: Source, span: tuple[int, int] | None, binary: bool, zone: tzinfo) -> FileScan:
-        """One file or one span of it, block by block."""
+        """One file or one span of it."""
         result = FileScan(source)
+        for part in self.scan_parts(source, span, binary, zone):
+            result.append(part)
+        return result
+
+    def scan_parts(self, source: Source, span: tuple[int, int] | None, binary: bool, zone: tzinfo) -> Iterator[FileScan]:
+        """One file or one span of it, a part per block; a problem reading it ends it with a part that says so."""
         try:
             for block in read_blocks(source, span=span):
                 if binary:
-                    result.buckets["unreadable"] += count_lines(block)
+                    yield FileScan(source, buckets=Counter(unreadable=count_lines(block)))
                 else:
-                    result.append(self.scan_block(block, source, zone))
+                    yield self.scan_block(block, source, zone)
         except InputError as exc:
-            result.problem = str(exc)
+            yield FileScan(source, problem=str(exc))
         if binary:
-            result.problem = f"{source.display}: binary file skipped"
-        return result
+            yield FileScan(source, problem=f"{source.display}: binary file skipped")
 
     def scan_block(self, block: bytes, source: Source, zone: tzinfo) -> FileScan:
         block, suspect = readable(block)

@@ -9,15 +9,14 @@ sample of that file's skew; the median per file is subtracted before anything is
 from __future__ import annotations
 
 import bisect
-import functools
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
+from ..schema import COLUMN_NAMES
 from .model import ClockSkew, Evidence
 
 # (broker kind, client kind) that happen within milliseconds of each other for the same generation
@@ -29,32 +28,42 @@ GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing",
                    "poll_timeout", "leave_group", "join_requested", "heartbeat_failed"}  # beyond this a pair is another rebalance, not a clock difference
 
 
-@dataclass
-class Event:
-    """One event-table row, with its time on the reference clock (``at``)."""
+class Event(NamedTuple("EventRow", [(name, Any) for name in (*COLUMN_NAMES, "at")])):
+    """One event-table row, its columns as attributes (``event.kind``), with its time on the reference
+    clock (``at``). A tuple: a tenth of the memory of a dict per event (a 5 GB incident has 130k events)
+    and attribute reads as fast as a dict's."""
 
-    row: dict[str, Any]
-    at: datetime | None
-
-    def __post_init__(self) -> None:
-        """Columns become attributes (``event.kind``): plain attribute reads, the analyzers' hottest path."""
-        for name, value in self.row.items():
-            self.__dict__.setdefault(name, value)
+    __slots__ = ()
 
     @property
     def evidence(self) -> Evidence:
-        text = (self.row["message"] or self.row["raw"] or "").split("\n", 1)[0]
-        return Evidence(self.row["file"], self.row["line"], text, self.row["ts"], self.row["node"], self.row["kind"])
+        text = (self.message or self.raw or "").split("\n", 1)[0]
+        return Evidence(self.file, self.line, text, self.ts, self.node, self.kind)
 
-    @functools.cached_property
+    @property
     def participant(self) -> tuple[str, str, str]:
         """Who logged it: file, node and client/thread (one file may hold several pods and consumers)."""
-        return self.row["file"], self.row["node"] or "", self.row["client_id"] or self.row["thread"] or ""
+        return self.file, self.node or "", self.client_id or self.thread or ""
+
+
+def python_columns(table: pl.DataFrame) -> dict[str, list[Any]]:
+    """The table's columns as Python lists, a repeated text (file, node, kind, group, client …) as one
+    shared string object: half the memory of a string per cell (measured: 266 → 146 MB for 130k events)."""
+    columns = {}
+    for name, column in table.to_dict().items():
+        if column.dtype == pl.Utf8:
+            distinct = column.drop_nulls().unique(maintain_order=True)
+            if len(distinct) * 4 < len(column):
+                values = distinct.to_list()
+                columns[name] = [None if code is None else values[code] for code in column.cast(pl.Enum(values)).to_physical().to_list()]
+                continue
+        columns[name] = column.to_list()
+    return columns
 
 
 def row_dicts(table: pl.DataFrame) -> list[dict[str, Any]]:
-    """The table as one dict per row (column lists zipped: a third faster than ``to_dicts``)."""
-    columns = table.to_dict(as_series=False)
+    """The table as one dict per row."""
+    columns = python_columns(table)
     return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
@@ -95,22 +104,20 @@ def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, l
     timelines: dict[str, list[Event]] = defaultdict(list)
     last_group: dict[tuple[str, str, str], str] = {}
     file_group: dict[tuple[str, str], str] = {}  # a Streams client's own lines name no group: its consumer's do
-    for row in row_dicts(events):
-        at = row["ts"] - offset.get(row["file"], timedelta(0)) if row["ts"] is not None else None
-        event = Event(row, at)
-        inherited = last_group.get(event.participant) or file_group.get(event.participant[:2])
-        if row["group_id"] is not None:
-            if row["component"] != "broker":
-                last_group[event.participant] = file_group[event.participant[:2]] = row["group_id"]
-        elif row["component"] != "broker" and inherited:
-            row = {**row, "group_id": inherited}
-            event = Event(row, at)
-        elif row["kind"] in GROUPLESS_KINDS:
-            row = {**row, "group_id": UNNAMED_GROUP}  # e.g. a Streams assignor line: the group is never printed
-            event = Event(row, at)
+    shift = pl.col("file").replace_strict(offset, default=timedelta(0), return_dtype=pl.Duration("us")) if offset else timedelta(0)
+    columns = python_columns(events.with_columns(at=pl.col("ts") - shift).select(*COLUMN_NAMES, "at"))
+    for event in map(Event._make, zip(*columns.values(), strict=True)):
+        if event.group_id is not None:
+            if event.component != "broker":
+                participant = event.participant
+                last_group[participant] = file_group[participant[:2]] = event.group_id
+        elif event.component != "broker" and (inherited := last_group.get(event.participant) or file_group.get(event.participant[:2])):
+            event = event._replace(group_id=inherited)
+        elif event.kind in GROUPLESS_KINDS:
+            event = event._replace(group_id=UNNAMED_GROUP)  # e.g. a Streams assignor line: the group is never printed
         else:
             continue
-        timelines[row["group_id"]].append(event)
+        timelines[event.group_id].append(event)
     for timeline in timelines.values():
         _order(timeline)
     return dict(timelines)
@@ -121,7 +128,7 @@ def _order(timeline: list[Event]) -> None:
     last_seen: dict[str, datetime] = {}
     keyed = []
     for position, event in enumerate(timeline):
-        file = event.row["file"]
+        file = event.file
         if event.at is not None:
             last_seen[file] = event.at
         anchor = event.at or last_seen.get(file)
