@@ -8,7 +8,7 @@ and the JVM it starts; a standalone cluster's master, worker and executor JVMs a
 processes and not counted).
 
     python bench/run.py                      # the 1 GB corpus, generated on first use
-    python bench/run.py --suite              # 1 GB in 12 files, the same in 2,000 files (300-pod deployment), 5 GB
+    python bench/run.py --suite              # 100 MB, 1 GB, 1 GB in 2,000 files (300-pod deployment), 5 GB
     python bench/run.py --size 100M --files 2000 --repeat 5
     python bench/run.py --spark              # also the Spark engine: local[2] and a standalone cluster
 """
@@ -174,12 +174,12 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="existing corpus directory (default: bench/corpus/<size>)")
     parser.add_argument("--size", default="1G")
     parser.add_argument("--files", type=int, default=12)
-    parser.add_argument("--suite", action="store_true", help="1G in 12 files, 1G in 2,000 files, 5G in 12 files: one table each")
+    parser.add_argument("--suite", action="store_true", help="100M, 1G, 1G in 2,000 files and 5G: one table each")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--spark", action="store_true", help="also time `ingest --engine spark` (local[2] and a standalone cluster)")
     parser.add_argument("--spark-repeat", type=int, default=1, help="runs per Spark row (they are slow)")
     args = parser.parse_args()
-    corpora = [("1G", 12), ("1G", 2000), ("5G", 12)] if args.suite else [(args.size, args.files)]
+    corpora = [("100M", 12), ("1G", 12), ("1G", 2000), ("5G", 12)] if args.suite else [(args.size, args.files)]
     for size, files in corpora:
         corpus = ensure_corpus(size, files, None if args.suite else args.corpus)
         bench(corpus, 1 if size == "5G" else args.repeat, args.spark and size == "1G", args.spark_repeat)
