@@ -23,8 +23,10 @@ jdk:
 chromium:
 	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
 
+# The suite, then the line-accounting property test again under its 10,000-example profile.
 test: $(STAMP) jdk chromium
 	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest tests/test_line_accounting.py --hypothesis-profile=accounting -q
 
 bench: $(STAMP)
 	@command -v rg >/dev/null || { echo "bench needs ripgrep: apt-get install -y ripgrep"; exit 2; }

@@ -19,7 +19,7 @@ import polars as pl
 from .catalog import Catalog, load_catalog
 from .inputs import Expansion, Source, expand
 from .records import parse_zone
-from .scanner import FileScan, LocalScanner
+from .scanner import MAX_LINE_BYTES, FileScan, LocalScanner
 from .schema import BUCKETS
 from .table import TableBuilder, filter_table
 
@@ -115,6 +115,8 @@ def load(
     table = rows.build({s.display: s.order for s in expansion.sources})
     table = filter_table(table, since=since, until=until, groups=groups, members=members)
     problems = expansion.problems + [scan.problem for scan in scans if scan.problem]
+    problems += [f"{scan.source.display}:{line}: line of {size:,} bytes cut to {MAX_LINE_BYTES:,} for matching"
+                 for scan in scans for line, size in scan.cut_lines]
     return LogSet(table, scans, problems)
 
 

@@ -43,6 +43,10 @@ class CatalogError(ValueError):
         super().__init__(f"{path}:{line}: {message}")
         self.path = str(path)
         self.line = line
+        self.message = message
+
+    def __reduce__(self):  # raised in a scan process, re-raised in the one the user runs
+        return CatalogError, (self.path, self.line, self.message)
 
 
 # --------------------------------------------------------------------------- regex dialect
@@ -241,6 +245,40 @@ def required_prefix(pattern: str) -> str:
     return "".join(literal)
 
 
+USER_REGEX_SECONDS = 1.0  # a user regex that needs longer on one line backtracks without end
+
+
+class BoundedPattern:
+    """A user's regex with a time limit per line: a pathological pattern (alternatives that overlap
+    under a repetition, ``(a|aa)+b``, pass the dialect check) stops the run with its ``file:line``
+    instead of hanging it."""
+
+    def __init__(self, pattern: regex.Pattern, entry: RegexEntry):
+        self._pattern = pattern
+        self._entry = entry
+
+    def search(self, text: str) -> regex.Match | None:
+        return self._bounded(self._pattern.search, text)
+
+    def match(self, text: str) -> regex.Match | None:
+        return self._bounded(self._pattern.match, text)
+
+    def __getattr__(self, name: str) -> Any:  # groupindex, pattern …
+        if name.startswith("_"):  # not yet set (unpickling): never recurse
+            raise AttributeError(name)
+        return getattr(self._pattern, name)
+
+    def _bounded(self, method: Any, text: str) -> regex.Match | None:
+        try:
+            return method(text, timeout=USER_REGEX_SECONDS)
+        except TimeoutError:
+            raise CatalogError(
+                self._entry.path, self._entry.line,
+                f"the regex of {self._entry.id} ran over {USER_REGEX_SECONDS:g} s on one {len(text):,}-character line: it "
+                "backtracks without end (alternatives that overlap under a repetition, like (a|aa)+); rewrite it",
+            ) from None
+
+
 @dataclass(frozen=True)
 class RegexEntry:
     """What every catalog entry has: an id, one portable regex, the examples that test it, and where it is."""
@@ -252,8 +290,10 @@ class RegexEntry:
     line: int
 
     @functools.cached_property
-    def compiled(self) -> regex.Pattern:
-        return regex.compile(self.regex)
+    def compiled(self) -> regex.Pattern | BoundedPattern:
+        """The regex; a user's own is time-limited per line (the bundled ones are reviewed and tested)."""
+        pattern = regex.compile(self.regex)
+        return pattern if Path(self.path).is_relative_to(BUNDLED_DIR) else BoundedPattern(pattern, self)
 
     @functools.cached_property
     def required_prefix(self) -> str:

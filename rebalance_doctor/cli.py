@@ -110,7 +110,10 @@ def reads_logs(command):
     def wrapper(**kwargs):
         options = LogOptions(**{p.name: kwargs.pop(p.name) for p in _LOG_OPTIONS})
         _set_colour(options.color)
-        return command(options=options, **kwargs)
+        try:
+            return command(options=options, **kwargs)
+        except KeyboardInterrupt:  # typer would exit 130 without a word
+            raise _fail("interrupted", ExitStatus.INTERRUPTED) from None
 
     wrapper.__signature__ = inspect.Signature(own + _LOG_OPTIONS)
     return wrapper
@@ -119,6 +122,12 @@ def reads_logs(command):
 def _fail(message: str, status: ExitStatus = ExitStatus.ERROR) -> typer.Exit:
     ENV.err.print(Text(f"rebalance-doctor: {message}", style="bold red"))
     return typer.Exit(int(status))
+
+
+def _exit_1_when_nothing_found(events: int) -> None:
+    """Like grep: status 1 when the logs (after the filters) hold no rebalance event; the output is still written."""
+    if events == 0:
+        raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
 
 
 def _parse_time(value: str | None, option: str) -> datetime | None:
@@ -280,6 +289,7 @@ def events(
         write_csv(table, ENV.stdout)
     else:
         print_table(table, ENV.out)
+    _exit_1_when_nothing_found(table.height)
 
 
 @app.command()
@@ -358,6 +368,7 @@ def report(
             raise _fail(f"{output}: {exc.strerror or exc}") from None
     if output is not None:
         ENV.err.print(Text(f"wrote the report to {output}", style="dim"))
+    _exit_1_when_nothing_found(analysis.events)
 
 
 def _write_bytes(data: bytes, output: Path | None) -> None:
@@ -413,7 +424,9 @@ def timeline(
     """
     from .terminal_timeline import print_timeline
 
-    print_timeline(_analyze(paths, options), ENV.out)
+    analysis = _analyze(paths, options)
+    print_timeline(analysis, ENV.out)
+    _exit_1_when_nothing_found(analysis.events)
 
 
 def _analyze(paths, options: LogOptions, probing_interval: str = "10m"):

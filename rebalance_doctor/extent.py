@@ -13,17 +13,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import regex
+
 from .catalog import Catalog, Layout, uncaptured
 from .records import node_prefix
 
 MAX_CONTINUATION_LINES = 500
 STACK_CAUSE = "Caused by: "  # a JVM stack trace's nested exception, unindented
+# the first line of a JVM stack trace, unindented under the record that logged it: the exception's class
+EXCEPTION_HEADER = r"(?:[A-Za-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b"
+_EXCEPTION_HEADER = regex.compile(EXCEPTION_HEADER)
 PYTHON_WHITESPACE = r"[\s\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
 def _is_continuation(record: str, line: str, prefix: str) -> bool:
     """A line continues the record above when it is indented deeper (stack traces, Streams summaries,
-    config dumps), after the node prefix both lines repeat (kubectl --prefix, docker-compose)."""
+    config dumps) or starts a stack trace (``org.apache…Exception: …``, ``Caused by: …``), after the node
+    prefix both lines repeat (kubectl --prefix, docker-compose)."""
     if prefix:
         if not line.startswith(prefix):
             return False
@@ -32,7 +38,7 @@ def _is_continuation(record: str, line: str, prefix: str) -> bool:
         return False
     indent = len(record) - len(record.lstrip())
     deeper = line[:indent].strip() == "" and line[indent : indent + 1] in (" ", "\t")
-    return deeper or line.lstrip().startswith(STACK_CAUSE)
+    return deeper or line.lstrip().startswith(STACK_CAUSE) or bool(_EXCEPTION_HEADER.match(line))
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,7 @@ class ContinuationHints:
         starts = "|".join(uncaptured(layout.regex) for layout in _record_layouts(catalog))
         headers = "|".join(uncaptured(layout.regex) for layout in catalog.layouts if layout.header)
         return cls(
-            may_continue=f"^{optional_prefix}{PYTHON_WHITESPACE}|{STACK_CAUSE}",
+            may_continue=f"^{optional_prefix}{PYTHON_WHITESPACE}|{STACK_CAUSE}|^{optional_prefix}{EXCEPTION_HEADER}",
             starts_record=f"^{optional_prefix}(?:{starts})" if starts else None,
             may_head=headers or None,
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import io
 import os
 import re
 import stat
@@ -130,9 +131,16 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
                 if not files:
                     result.problems.append(f"{candidate}: directory holds no files")
                 for file in files:
-                    add(str(file), file)
+                    if file.is_symlink() and not file.exists():
+                        result.problems.append(f"{file}: broken symbolic link, skipped")
+                    elif not file.is_file():  # a FIFO nobody writes to would wait forever; a socket or device is no log
+                        result.problems.append(f"{file}: not a regular file, skipped")
+                    else:
+                        add(str(file), file)
+            elif path.is_symlink() and not path.exists():
+                result.problems.append(f"{candidate}: broken symbolic link to {os.readlink(path)}")
             else:
-                add(candidate, path)
+                add(candidate, path)  # named explicitly: a FIFO (<(kubectl logs …)) is read as a stream
     return result
 
 
@@ -143,51 +151,128 @@ def _is_log_candidate(path: Path) -> bool:
 
 
 def _open(source: Source) -> BinaryIO:
+    """The source as bytes of UTF-8 text with LF (or CRLF) line ends: gzip decompressed, text with a
+    byte-order mark (UTF-16 from Windows PowerShell, UTF-8 with BOM) re-encoded, lone-CR line ends
+    turned into LF."""
     if source.path is None:
-        return sys.stdin.buffer
+        handle: BinaryIO = sys.stdin.buffer
+    else:
+        try:
+            handle = open(source.path, "rb")  # noqa: SIM115 - closed by read_blocks
+        except OSError as exc:
+            raise InputError(f"{source.display}: cannot read ({exc.strerror or exc})") from None
     try:
-        handle: BinaryIO = open(source.path, "rb")  # noqa: SIM115 - closed by read_blocks
+        if _peek(handle, 2) == GZIP_MAGIC:
+            handle = gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
+        elif source.display.endswith(".gz"):
+            raise InputError(f"{source.display}: named .gz but is not gzip data")
+        form = text_form(_peek(handle, BINARY_SNIFF))
+    except InputError:
+        _close(handle)
+        raise
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        _close(handle)
+        raise InputError(f"{source.display}: compressed data is truncated or corrupt ({exc})") from None
     except OSError as exc:
-        raise InputError(f"{source.display}: cannot read ({exc.strerror or exc})") from None
-    magic = handle.peek(2)[:2] if hasattr(handle, "peek") else b""
-    if magic == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
-    if source.display.endswith(".gz"):
+        _close(handle)
+        raise InputError(f"{source.display}: read failed ({exc.strerror or exc})") from None
+    return handle if form == PLAIN else _Recoded(handle, form)  # type: ignore[return-value]
+
+
+def _peek(handle: BinaryIO, size: int) -> bytes:
+    return handle.peek(size)[:size] if hasattr(handle, "peek") else b""
+
+
+def _close(handle: BinaryIO) -> None:
+    if handle is not sys.stdin.buffer:
         handle.close()
-        raise InputError(f"{source.display}: named .gz but is not gzip data")
-    return handle
+
+
+PLAIN, LONE_CR = "plain", "lone-cr"
+_BYTE_ORDER_MARKS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def text_form(head: bytes) -> str:
+    """How a text must be read, from its first bytes: ``plain`` (UTF-8, LF or CRLF line ends),
+    ``lone-cr`` (CR line ends: old Mac tools, some terminal captures), or the codec a byte-order mark names."""
+    for mark, codec in _BYTE_ORDER_MARKS:
+        if head.startswith(mark):
+            return codec
+    if b"\r" in head and b"\n" not in head:
+        return LONE_CR
+    return PLAIN
+
+
+class _Recoded:
+    """A byte stream read as UTF-8 with LF line ends (see :func:`text_form`)."""
+
+    def __init__(self, raw: BinaryIO, form: str):
+        self._raw = raw
+        self._text = None if form == LONE_CR else io.TextIOWrapper(raw, encoding=form, errors="replace", newline="")  # type: ignore[arg-type]
+        self._cr = False  # a CR ended the previous read: an LF starting this one belongs to it
+
+    def read(self, size: int = -1) -> bytes:
+        if self._text is not None:
+            return self._text.read(size).encode("utf-8")
+        data = self._raw.read(size)
+        if self._cr and data.startswith(b"\n"):
+            data = data[1:]
+        self._cr = data.endswith(b"\r")
+        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+    def close(self) -> None:
+        (self._text or self._raw).close()
 
 
 def looks_binary(head: bytes) -> bool:
-    """Like grep: a NUL byte near the start means the file is not text."""
-    return b"\x00" in head[:BINARY_SNIFF]
+    """Like grep, a NUL byte near the start raises suspicion, but a log is still text when the NULs
+    are padding at line starts (logrotate copytruncate leaves a run of them where the writer's next
+    line lands) or a stray few: binary means over a tenth of the head is neither text nor padding."""
+    head = head[:BINARY_SNIFF]
+    if b"\x00" not in head:
+        return False
+    text = _LEADING_NULS.sub(b"\\1", head)
+    if not text:
+        return False
+    decoded = text.decode("utf-8", errors="replace")
+    strange = decoded.count("\ufffd") + len(text.translate(None, _TEXT_BYTES))
+    return strange * 10 > len(decoded)
+
+
+_LEADING_NULS = re.compile(rb"(^|\n)\x00+")
+_TEXT_BYTES = bytes([9, 10, 11, 12, 13, 27, *range(32, 256)])  # tab, newlines, form feed, ESC (colours) and printable
 
 
 def read_head(source: Source) -> bytes:
-    """The first bytes of a local source (decompressed), to tell text from binary before a full read."""
+    """The first bytes of a local source as text (decompressed, re-encoded), to tell text from binary before a full read."""
     handle = _open(source)
     try:
         return handle.read(BINARY_SNIFF)
-    except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as exc:
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise InputError(f"{source.display}: compressed data is truncated or corrupt ({exc})") from None
+    except OSError as exc:
+        raise InputError(f"{source.display}: read failed ({exc.strerror or exc})") from None
     finally:
-        handle.close()
+        _close(handle)
 
 
-def is_gzip(source: Source) -> bool:
+def _raw_head(source: Source) -> bytes:
     try:
         with open(source.path, "rb") as handle:  # type: ignore[arg-type]
-            return handle.read(2) == GZIP_MAGIC
+            return handle.read(BINARY_SNIFF)
     except OSError:
-        return False
+        return b""
 
 
 def spans(source: Source) -> list[tuple[int, int] | None]:
     """Byte ranges of a plain local file, SPAN_SIZE each, that can be scanned in parallel (``[None]``:
-    one pass over the whole input — stdin, gzip, small files). A line belongs to the span holding its
-    first byte, so spans tile the file's lines exactly."""
+    one pass over the whole input — stdin, gzip, re-encoded text, small files). A line belongs to the
+    span holding its first byte, so spans tile the file's lines exactly."""
     size = source.size
-    if source.path is None or size <= SPAN_SIZE or is_gzip(source):
+    if source.path is None or size <= SPAN_SIZE:
+        return [None]
+    head = _raw_head(source)
+    if head.startswith(GZIP_MAGIC) or text_form(head) != PLAIN or not source.path.is_file():
         return [None]
     return [(start, min(start + SPAN_SIZE, size)) for start in range(0, size, SPAN_SIZE)]
 
@@ -241,37 +326,47 @@ def _file_blocks(fd: int, block_size: int, span: tuple[int, int] | None) -> Iter
         start += len(block)
 
 
+STREAM_READ = 256 * 1024  # largest read from a stream
+
+
 def _stream_blocks(handle: BinaryIO, block_size: int) -> Iterator[bytes]:
-    """A stream (stdin, a pipe, gzip data): the partial last line of each read waits for the next."""
-    carry = b""
+    """A stream (stdin, a pipe, gzip or re-encoded text): small reads gathered into blocks; the
+    partial last line of a block waits for the next."""
+    read = getattr(handle, "read1", handle.read)  # what is there now: a pipe need not fill a read, gzip loses less
+    pieces: list[bytes] = []
+    size = 0
     while True:
         try:
-            chunk = handle.read(block_size)
+            chunk = read(STREAM_READ)
         except (EOFError, zlib.error, gzip.BadGzipFile):
-            if carry:
-                yield carry  # the lines before the damage are still evidence
+            if pieces:
+                yield b"".join(pieces)  # the lines before the damage are still evidence
             raise
         if not chunk:
             break
-        data = carry + chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            carry = data
-            continue
-        carry = data[cut + 1 :]
-        yield data[: cut + 1]
-    if carry:
-        yield carry
+        pieces.append(chunk)
+        size += len(chunk)
+        if size >= block_size:
+            data = b"".join(pieces)
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield data[:cut]
+            pieces = [data[cut:]] if cut < len(data) else []
+            size = len(data) - cut
+    if pieces:
+        yield b"".join(pieces)
 
 
 def _is_regular_file(handle: BinaryIO) -> bool:
-    """A file on disk (positional reads), not a pipe, FIFO, terminal or gzip stream."""
-    if isinstance(handle, gzip.GzipFile):
+    """A file on disk with a size (positional reads), not a pipe, FIFO, terminal, decoded stream or a
+    /proc-like file that reports size 0."""
+    if not isinstance(handle, io.BufferedReader):
         return False
     try:
-        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
-    except (OSError, ValueError):  # an in-memory stream (tests) has no file descriptor
+        status = os.fstat(handle.fileno())
+    except (OSError, ValueError):
         return False
+    return stat.S_ISREG(status.st_mode) and status.st_size > 0
 
 
 def read_blocks(source: Source, block_size: int = BLOCK_SIZE, span: tuple[int, int] | None = None) -> Iterator[bytes]:
@@ -288,5 +383,4 @@ def read_blocks(source: Source, block_size: int = BLOCK_SIZE, span: tuple[int, i
     except OSError as exc:
         raise InputError(f"{source.display}: read failed ({exc.strerror or exc})") from None
     finally:
-        if handle is not sys.stdin.buffer:
-            handle.close()
+        _close(handle)

@@ -21,7 +21,8 @@ from rich.text import Text
 
 from .schema import BUCKETS
 
-_CONTROL = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)} | {127: "^?"}
+# C0 controls as ^X, DEL as ^?, and the C1 controls (U+0080–U+009F: U+009B is an 8-bit CSI) as <U+009B>
+_CONTROL = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)} | {127: "^?"} | {c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)}
 NODE_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
 KIND_STYLES = {
     "rebalance_start": "bold red",

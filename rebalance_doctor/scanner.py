@@ -26,7 +26,7 @@ import numpy as np
 from .catalog import Catalog
 from .events import MessageMatch, build_event, match_message
 from .extent import record_lines
-from .inputs import InputError, Source, looks_binary, read_blocks, read_head, spans
+from .inputs import BINARY_SNIFF, InputError, Source, looks_binary, read_blocks, read_head, spans
 from .prefilter import NEWLINE, LineHit, Prefilter, best_prefilter
 from .records import EnvelopeReader
 
@@ -35,7 +35,7 @@ _REPLACEMENT_BYTES = REPLACEMENT_CHAR.encode()
 SCAN_PROCESSES = os.cpu_count() or 1
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting worker processes costs more than it saves
 BATCH_BYTES = 16 * 1024 * 1024  # small files travel to a scan process together, up to this much
-Unit = tuple[Source, "tuple[int, int] | None", bool, tzinfo]  # a file or span: source, span, binary?, zone
+Unit = tuple[Source, "tuple[int, int] | None", "bool | None", tzinfo]  # a file or span: source, span, binary? (None: sniff the first block), zone
 
 
 @dataclass
@@ -47,6 +47,7 @@ class FileScan:
     rows: list[dict[str, Any]] = field(default_factory=list)
     buckets: Counter = field(default_factory=Counter)
     unmatched: list[tuple[int, str]] = field(default_factory=list)
+    cut_lines: list[tuple[int, int]] = field(default_factory=list)  # (line, bytes) of matched lines longer than MAX_LINE_BYTES
     problem: str | None = None
 
     @property
@@ -60,11 +61,13 @@ class FileScan:
             row["line"] += offset
         self.rows += part.rows
         self.unmatched += [(number + offset, text) for number, text in part.unmatched]
+        self.cut_lines += [(number + offset, size) for number, size in part.cut_lines]
         self.buckets.update(part.buckets)
         self.problem = self.problem or part.problem
 
 
 ASCII_PIECE = 64 * 1024  # blocks are checked for non-ASCII text this much at a time
+MAX_LINE_BYTES = 64 * 1024  # a longer line (an assignment dump, a blob) is matched and kept on its start: bounded regex time
 
 
 def count_lines(block: bytes) -> int:
@@ -101,8 +104,9 @@ def readable(block: bytes) -> tuple[bytes, list[tuple[int, int]]]:
 
 
 def _text(block: bytes, start: int, end: int) -> str:
-    """One line's text; a CR before the newline is not part of it."""
-    return block[start:end].decode("utf-8").removesuffix("\r")
+    """One line's text: a CR before the newline and NUL padding before the text (logrotate
+    copytruncate) are not part of it, and it is cut at MAX_LINE_BYTES."""
+    return block[start : min(end, start + MAX_LINE_BYTES)].decode("utf-8", errors="ignore").removesuffix("\r").lstrip("\x00")
 
 
 def _lines_after(block: bytes, newline: int, count: int) -> Iterator[str]:
@@ -168,7 +172,11 @@ class LocalScanner:
         ``progress(bytes_on_disk)`` is called as each file finishes. ``take_rows`` receives the event
         rows as they are merged (line numbers final), so that they need not pile up as dicts in the
         returned scans: the caller makes them columnar (5 GB of logs made 1 GB of dicts)."""
-        units = [(source, span, _is_binary(source), zones[source.order]) for source in sources for span in spans(source)]
+        units: list[Unit] = []
+        for source in sources:
+            parts = spans(source)
+            binary = _is_binary(source) if len(parts) > 1 else None  # a span cannot tell: sniff the file's head once
+            units += [(source, span, binary, zones[source.order]) for span in parts]
         tasks = _batches(units)
         helpers = min(SCAN_PROCESSES, len(tasks)) - 1  # this process scans too
         in_process = helpers < 1 or sum(s.size for s in sources) < PARALLEL_MIN_BYTES or any(s.path is None for s in sources)
@@ -203,8 +211,9 @@ class LocalScanner:
                 futures = [pool.submit(_scan_in_worker, task) for task in tasks]
                 try:
                     self._share(tasks, futures, merge)
-                except BaseException:
+                except BaseException:  # Ctrl-C, or a failure: stop now, not after the processes' current tasks
                     pool.shutdown(wait=False, cancel_futures=True)
+                    _stop(pool)
                     raise
         return list(scans.values())
 
@@ -234,17 +243,20 @@ class LocalScanner:
     def scan_task(self, task: list[Unit]) -> list[FileScan]:
         return [self.scan_unit(*unit) for unit in task]
 
-    def scan_unit(self, source: Source, span: tuple[int, int] | None, binary: bool, zone: tzinfo) -> FileScan:
+    def scan_unit(self, source: Source, span: tuple[int, int] | None, binary: bool | None, zone: tzinfo) -> FileScan:
         """One file or one span of it."""
         result = FileScan(source)
         for part in self.scan_parts(source, span, binary, zone):
             result.append(part)
         return result
 
-    def scan_parts(self, source: Source, span: tuple[int, int] | None, binary: bool, zone: tzinfo) -> Iterator[FileScan]:
-        """One file or one span of it, a part per block; a problem reading it ends it with a part that says so."""
+    def scan_parts(self, source: Source, span: tuple[int, int] | None, binary: bool | None, zone: tzinfo) -> Iterator[FileScan]:
+        """One file or one span of it, a part per block; a problem reading it ends it with a part that says so.
+        A whole file is judged binary on its first block (read once: a FIFO cannot be read twice)."""
         try:
             for block in read_blocks(source, span=span):
+                if binary is None:
+                    binary = looks_binary(block[:BINARY_SNIFF])
                 if binary:
                     yield FileScan(source, buckets=Counter(unreadable=count_lines(block)))
                 else:
@@ -269,14 +281,15 @@ class LocalScanner:
         unmatched = []
         if self.collect_unmatched:
             unmatched = [(index + 1, _text(block, numbered[index].start, numbered[index].end)) for index in relevant]
-        return FileScan(source, rows, counts, unmatched)
+        cut = [(index + 1, hit.end - hit.start) for index, hit in numbered.items() if index in matches and hit.end - hit.start > MAX_LINE_BYTES]
+        return FileScan(source, rows, counts, unmatched, cut)
 
     def _match(self, block: bytes, numbered: dict[int, LineHit]) -> dict[int, MessageMatch]:
         """Best catalog match per hit line: only the patterns of the anchors the line contains."""
         matches = {}
         for index, hit in numbered.items():
             if hit.anchors:
-                text = _text(block, hit.start, hit.end).removesuffix("\r")
+                text = _text(block, hit.start, hit.end)
                 match = match_message(text, self.catalog, list(hit.anchors))
                 if match is not None:
                     matches[index] = match
@@ -317,14 +330,19 @@ class LocalScanner:
 
 
 def _is_binary(source: Source) -> bool:
-    """Like grep: a NUL byte near the start. An input that cannot be read is not binary; its scan
-    reports why it cannot be read."""
-    if source.path is None:
-        return False
+    """The head of a file cut into spans (a span cannot see it). An input that cannot be read is not
+    binary; its scan reports why it cannot be read."""
     try:
         return looks_binary(read_head(source))
     except InputError:
         return False
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Terminate the scan processes: one busy with a 64 MB span (or blocked handing back its result,
+    which nobody reads any more) would otherwise hold the exit for as long as it takes."""
+    for process in list(getattr(pool, "_processes", None) or {}.values()):  # no public API before Python 3.14
+        process.terminate()
 
 
 _worker: LocalScanner | None = None

@@ -74,8 +74,9 @@ def _matches_any(column: str, patterns: tuple[str, ...]) -> pl.Expr:
     """Exact or glob (``orders-*``) match of a text column against any of ``patterns``."""
     exprs = []
     for pattern in patterns:
-        if any(ch in pattern for ch in "*?["):
-            exprs.append(pl.col(column).str.contains("^" + fnmatch.translate(pattern).removesuffix(r"\Z") + "$"))
+        if any(ch in pattern for ch in "*?["):  # a glob, unless it names a group exactly (ids may hold brackets)
+            glob = "^" + fnmatch.translate(pattern).removesuffix(r"\Z") + "$"
+            exprs.append((pl.col(column) == pattern) | pl.col(column).str.contains(glob))
         else:
             exprs.append(pl.col(column) == pattern)
     return pl.any_horizontal(exprs).fill_null(False)

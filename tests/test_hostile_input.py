@@ -1,0 +1,393 @@
+"""Hostile input, as an on-call engineer gets it: truncated, rotated mid-line, binary, in odd encodings,
+pasted from chat, growing while read. Each case runs the real command in its own process beside a good
+broker log and asserts: no traceback, the exit status, the message that names the file, the line
+accounting (matched + relevant-but-unmatched + irrelevant + unreadable = every line read), and that the
+good log is still analysed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+MINI = Path(__file__).parent / "fixtures" / "mini"
+BROKER = (MINI / "broker-1.log").read_bytes()  # 6 lines, 4 events of group "orders"
+BROKER_LINES, BROKER_EVENTS = 6, 4
+SUMMARY = re.compile(
+    r"([\d,]+) lines in ([\d,]+) files?: ([\d,]+) matched · ([\d,]+) relevant unmatched · ([\d,]+) irrelevant · ([\d,]+) unreadable"
+)
+
+
+@dataclass
+class Run:
+    status: int
+    stdout: str
+    stderr: str
+
+    @property
+    def accounting(self) -> dict[str, int]:
+        found = SUMMARY.search(self.stderr)
+        assert found, f"no line accounting on stderr:\n{self.stderr}"
+        total, files, *buckets = (int(value.replace(",", "")) for value in found.groups())
+        counts = dict(zip(("matched", "relevant_unmatched", "irrelevant", "unreadable"), buckets, strict=True))
+        assert sum(counts.values()) == total, f"buckets do not add up to the lines read: {found.group(0)}"
+        return {"lines": total, "files": files, **counts}
+
+    @property
+    def events(self) -> list[str]:
+        return [line for line in self.stdout.splitlines() if line.startswith("{")]
+
+
+def doctor(*args: str, timeout: float = 120, prefix: tuple[str, ...] = ()) -> Run:
+    """The real command in its own process: a traceback anywhere is a failure."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    proc = subprocess.run([*prefix, sys.executable, "-m", "rebalance_doctor", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def events_of(*paths: Path | str, options: tuple[str, ...] = ()) -> Run:
+    return doctor("events", *map(str, paths), "--format", "ndjson", *options)
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> Path:
+    """The good log every case keeps beside its hostile one."""
+    path = tmp_path / "good" / "broker-1.log"
+    path.parent.mkdir()
+    path.write_bytes(BROKER)
+    return path
+
+
+def assert_good_log_analysed(run: Run, good: Path, extra_events: int = 0) -> None:
+    assert sum(f'"file":"{good}"' in line for line in run.events) == BROKER_EVENTS
+    assert len(run.events) == BROKER_EVENTS + extra_events
+
+
+# --------------------------------------------------------------------------- files that are not text
+
+
+def test_empty_file_is_read_as_zero_lines(tmp_path, good):
+    (tmp_path / "empty.log").write_bytes(b"")
+    run = events_of(good, tmp_path / "empty.log")
+    assert run.status == 0
+    assert run.accounting == {"lines": BROKER_LINES, "files": 2, "matched": 4, "relevant_unmatched": 0, "irrelevant": 2, "unreadable": 0}
+    alone = events_of(tmp_path / "empty.log")
+    assert alone.status == 1 and "the input is empty" in alone.stderr
+
+
+JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffdb004300") + bytes(range(256)) * 40 + b"\nrebalance\n\xff\xd9"
+
+
+@pytest.mark.parametrize("name, data", [
+    ("photo.jpg", JPEG),
+    ("core.dump.gz", gzip.compress(b"\x7fELF\x02\x01\x01\x00" + bytes(5000) + b"Preparing to rebalance group\n")),
+])
+def test_binary_files_are_skipped_and_counted_unreadable(tmp_path, good, name, data):
+    """A JPEG or a gzipped core dump handed over with the logs: skipped with a message, its lines counted unreadable."""
+    (tmp_path / name).write_bytes(data)
+    run = events_of(good, tmp_path / name)
+    assert run.status == 0
+    assert f"{tmp_path / name}: binary file skipped" in run.stderr
+    content = gzip.decompress(data) if name.endswith(".gz") else data
+    assert run.accounting["unreadable"] == content.count(b"\n") + (not content.endswith(b"\n"))
+    assert_good_log_analysed(run, good)
+
+
+def test_nul_bytes_inside_lines_and_a_copytruncate_hole(tmp_path, good):
+    """logrotate copytruncate leaves a run of NUL bytes where the file was cut before the writer's next line;
+    NULs inside a line are just characters. Both files are logs, not binaries."""
+    hole = tmp_path / "hole" / "broker-2.log"
+    hole.parent.mkdir()
+    hole.write_bytes(b"\x00" * 20_000 + BROKER)
+    inside = tmp_path / "nul" / "broker-3.log"
+    inside.parent.mkdir()
+    inside.write_bytes(BROKER.replace(b"LogLoader", b"Log\x00Loader").replace(b"Wrote producer", b"Wrote\x00producer"))
+    run = events_of(good, hole, inside)
+    assert run.status == 0 and "binary" not in run.stderr
+    assert run.accounting["lines"] == 3 * BROKER_LINES
+    assert run.accounting["matched"] == 3 * BROKER_EVENTS
+    assert_good_log_analysed(run, good, extra_events=2 * BROKER_EVENTS)
+    first = next(line for line in run.events if '"file":"' + str(hole) in line)
+    assert '"ts":"2024-03-05T10:00:00.000Z"' in first  # the envelope after the NUL run still parsed
+
+
+def test_invalid_utf8_and_latin1_lines(tmp_path, good):
+    """Undecodable lines count as unreadable; a matched line with a Latin-1 byte is still an event."""
+    latin1 = BROKER.replace(b"LogLoader", b"LogLoader \xe9t\xe9").replace(b"in group orders has failed", b"in group orders has failed \xe0")
+    path = tmp_path / "latin1.log"
+    path.write_bytes(latin1 + b"\xff\xfe\xfd garbage \xc3\x28\n")
+    run = events_of(good, path)
+    assert run.status == 0
+    counts = run.accounting
+    assert counts["lines"] == 2 * BROKER_LINES + 1
+    assert counts["unreadable"] == 2 and counts["matched"] == 2 * BROKER_EVENTS
+    assert_good_log_analysed(run, good, extra_events=BROKER_EVENTS)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8-sig"])
+def test_text_with_a_byte_order_mark(tmp_path, good, encoding):
+    """`kubectl logs … > broker.log` in Windows PowerShell writes UTF-16 with a byte-order mark."""
+    path = tmp_path / "windows.log"
+    bom = {"utf-16-be": b"\xfe\xff"}.get(encoding, b"")
+    path.write_bytes(bom + BROKER.decode().encode(encoding))
+    run = events_of(good, path)
+    assert run.status == 0 and "binary" not in run.stderr
+    assert run.accounting["lines"] == 2 * BROKER_LINES and run.accounting["matched"] == 2 * BROKER_EVENTS
+    rows = [line for line in run.events if str(path) in line]
+    assert [re.search(r'"line":(\d+)', row).group(1) for row in rows] == ["2", "3", "5", "6"]
+    assert '"ts":"2024-03-05T10:00:00.000Z"' in rows[0]
+
+
+@pytest.mark.parametrize("newline", [b"\r\n", b"\r"])
+def test_crlf_and_lone_cr_line_ends(tmp_path, good, newline):
+    path = tmp_path / "pasted.log"
+    path.write_bytes(BROKER.replace(b"\n", newline))
+    run = events_of(good, path)
+    assert run.status == 0
+    assert run.accounting["lines"] == 2 * BROKER_LINES and run.accounting["matched"] == 2 * BROKER_EVENTS
+    rows = [line for line in run.events if str(path) in line]
+    assert [re.search(r'"line":(\d+)', row).group(1) for row in rows] == ["2", "3", "5", "6"]
+    assert all("\\r" not in row for row in rows)
+
+
+def test_a_10_mb_single_line(tmp_path, good):
+    """A 10 MB line (a dumped assignment, a base64 blob) full of anchor words: bounded time, counted once,
+    matched on its first 64 KB (said on stderr), the rest of the input analysed."""
+    line = b"[2024-03-05 10:00:02,000] INFO [GroupCoordinator 1]: Preparing to rebalance group big in state PreparingRebalance with old generation 1 (reason: " + b"Member x in group y has failed " * 350_000 + b")\n"
+    path = tmp_path / "huge.log"
+    path.write_bytes(line + BROKER)
+    run = events_of(good, path)
+    assert run.status == 0
+    assert run.accounting["lines"] == 1 + 2 * BROKER_LINES and run.accounting["matched"] == 1 + 2 * BROKER_EVENTS
+    assert f"{path}:1: line of {len(line) - 1:,} bytes cut to" in run.stderr
+    huge = next(row for row in run.events if f'"file":"{path}","line":1,' in row)
+    assert 65_536 < len(huge) < 200_000  # the event keeps the line's first 64 KB
+
+
+# --------------------------------------------------------------------------- damaged and odd files
+
+
+def test_truncated_gzip_keeps_the_lines_before_the_damage(tmp_path, good):
+    path = tmp_path / "server.log.1.gz"
+    path.write_bytes(gzip.compress(BROKER * 200)[:-40])
+    run = events_of(good, path)
+    assert run.status == 0
+    assert f"{path}: compressed data is truncated or corrupt" in run.stderr
+    assert run.accounting["lines"] > BROKER_LINES * 150
+    assert run.accounting["matched"] > BROKER_EVENTS * 150
+
+
+def test_gz_name_without_gzip_data(tmp_path, good):
+    path = tmp_path / "server.log.2.gz"
+    path.write_bytes(BROKER)
+    run = events_of(good, path)
+    assert run.status == 0 and f"{path}: named .gz but is not gzip data" in run.stderr
+    assert_good_log_analysed(run, good)
+
+
+def test_unreadable_file_and_dangling_symlink_in_a_directory(tmp_path, good):
+    """A log directory copied with wrong permissions and a symlink to a rotated-away file."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "broker-1.log").write_bytes(BROKER)
+    secret = logs / "broker-2.log"
+    secret.write_bytes(BROKER)
+    secret.chmod(0)
+    (logs / "current.log").symlink_to(logs / "server.log.2024-03-04")
+    # root reads a mode-000 file: CI runs as root, so the command runs without the capabilities that allow it
+    without_override = ("setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search", "--")
+    run = doctor("events", str(logs), "--format", "ndjson", prefix=without_override if os.geteuid() == 0 else ())
+    assert run.status == 0
+    assert f"{secret}: cannot read (Permission denied)" in run.stderr
+    assert f"{logs / 'current.log'}: broken symbolic link" in run.stderr
+    assert run.accounting["files"] == 1 and len(run.events) == BROKER_EVENTS
+
+
+def test_fifo_named_on_the_command_line_is_read_as_a_stream(tmp_path, good):
+    """`rebalance-doctor events <(kubectl logs broker-1)`: a pipe, read once, never sniffed twice."""
+    fifo = tmp_path / "kubectl-logs"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(BROKER,))
+    writer.start()
+    run = events_of(good, fifo)
+    writer.join(timeout=10)
+    assert run.status == 0
+    assert run.accounting == {"lines": 2 * BROKER_LINES, "files": 2, "matched": 2 * BROKER_EVENTS, "relevant_unmatched": 0,
+                              "irrelevant": 4, "unreadable": 0}
+
+
+def test_fifo_inside_a_directory_is_skipped_not_waited_on(tmp_path, good):
+    os.mkfifo(good.parent / "nobody-writes-here")
+    run = events_of(good.parent)
+    assert run.status == 0
+    assert f"{good.parent / 'nobody-writes-here'}: not a regular file, skipped" in run.stderr
+    assert_good_log_analysed(run, good)
+
+
+# --------------------------------------------------------------------------- time
+
+
+def test_file_without_timestamps(tmp_path, good):
+    run = events_of(good, MINI / "client-b.log")
+    assert run.status == 0
+    untimed = [row for row in run.events if "client-b.log" in row]
+    assert untimed and all('"ts":null' in row for row in untimed)
+    assert run.events[-len(untimed):] == untimed  # after every timed event, in file order
+
+
+def test_out_of_order_lines_across_a_dst_change_and_several_zones(tmp_path, good):
+    """A Paris client logging local time through the October DST change (02:00–03:00 happens twice), its
+    lines out of order, beside a broker in UTC and a client printing +05:30 offsets: one UTC timeline."""
+    paris = tmp_path / "paris" / "app.log"
+    paris.parent.mkdir()
+    prefix = " INFO 1 --- [C-1] o.a.k.c.c.internals.ConsumerCoordinator  : [Consumer clientId=c-1, groupId=orders] "
+    paris.write_text(
+        "2024-10-27 03:10:00.000" + prefix + "Successfully joined group with generation Generation{generationId=9, memberId='m-1', protocol='range'}\n"
+        "2024-10-27 01:59:00.000" + prefix + "Request joining group due to: rebalance after DST\n"
+        "2024-10-27 02:30:00.000" + prefix + "(Re-)joining group\n"
+    )
+    india = tmp_path / "india.log"
+    india.write_text("2024-10-27T05:00:00.000+05:30" + prefix + "(Re-)joining group\n")
+    run = events_of(good, paris, india, options=("--tz", "*paris*=Europe/Paris"))
+    assert run.status == 0
+    stamps = re.findall(r'"ts":"([^"]+)","file":"([^"]+)"', "\n".join(run.events))
+    assert [(ts, Path(file).name) for ts, file in stamps if "good" not in file] == [
+        ("2024-10-26T23:30:00.000Z", "india.log"),
+        ("2024-10-26T23:59:00.000Z", "app.log"),  # 01:59 CEST
+        ("2024-10-27T00:30:00.000Z", "app.log"),  # 02:30, first (CEST) occurrence
+        ("2024-10-27T02:10:00.000Z", "app.log"),  # 03:10 CET
+    ]
+
+
+def test_stack_traces_between_records(tmp_path, good):
+    """An error record with its Java stack trace: the trace belongs to the record, the next record still parses."""
+    trace = (
+        "[2024-03-05 10:00:02,000] ERROR [GroupCoordinator 1]: Failed to write empty metadata for group orders: The coordinator is not available. (kafka.coordinator.group.GroupCoordinator)\n"
+        "org.apache.kafka.common.errors.CoordinatorNotAvailableException: The coordinator is not available.\n"
+        "\tat kafka.coordinator.group.GroupMetadataManager.storeGroup(GroupMetadataManager.scala:301)\n"
+        "\tat kafka.coordinator.group.GroupCoordinator.onCompleteJoin(GroupCoordinator.scala:1302)\n"
+        "Caused by: java.lang.IllegalStateException: no leader\n"
+        "\t... 12 more\n"
+    )
+    lines = BROKER.decode().splitlines(keepends=True)
+    path = tmp_path / "trace.log"
+    path.write_text("".join(lines[:3]) + trace + "".join(lines[3:]))
+    run = events_of(good, path)
+    assert run.status == 0
+    counts = run.accounting
+    assert counts["lines"] == 2 * BROKER_LINES + 6
+    assert counts["matched"] == 2 * BROKER_EVENTS + 6  # the error record and its five trace lines
+    rows = [row for row in run.events if str(path) in row]
+    assert len(rows) == BROKER_EVENTS + 1
+    assert "\\tat kafka.coordinator.group.GroupMetadataManager.storeGroup" in rows[2]
+    assert '"line":11' in rows[3]  # "Stabilized group" after the trace keeps its own line number
+
+
+def test_file_growing_while_read(tmp_path, good):
+    """A live server.log: lines appended while the scan runs are not half-read; the file is read as it was
+    when opened (up to whole lines) and accounted exactly."""
+    live = tmp_path / "live" / "server.log"
+    live.parent.mkdir()
+    live.write_bytes(BROKER * 20_000)  # 24 MB
+    stop = threading.Event()
+
+    def append() -> None:
+        with live.open("ab") as handle:
+            while not stop.is_set():
+                handle.write(BROKER[:50])  # half lines too
+                handle.flush()
+                time.sleep(0.001)
+
+    writer = threading.Thread(target=append)
+    writer.start()
+    try:
+        run = events_of(good, live)
+    finally:
+        stop.set()
+        writer.join()
+    assert run.status == 0
+    counts = run.accounting
+    assert counts["matched"] >= BROKER_EVENTS * 20_001
+    assert counts["lines"] >= BROKER_LINES * 20_001
+
+
+def test_ten_thousand_tiny_files(tmp_path):
+    """A log collector's output: one directory per pod and container, a few lines each."""
+    root = tmp_path / "pods"
+    for pod in range(100):
+        folder = root / f"pod-{pod}"
+        folder.mkdir(parents=True)
+        for container in range(100):
+            (folder / f"c{container}.log").write_bytes(BROKER if (pod, container) == (42, 7) else b"started\n")
+    run = doctor("grep", str(root), "-c")
+    assert run.status == 0
+    assert run.accounting == {"lines": 9_999 + BROKER_LINES, "files": 10_000, "matched": BROKER_EVENTS, "relevant_unmatched": 0,
+                              "irrelevant": 9_999 + 2, "unreadable": 0}
+    assert f"{root / 'pod-42' / 'c7.log'}:{BROKER_EVENTS}" in run.stdout
+
+
+# --------------------------------------------------------------------------- catalogs
+
+
+def test_pathological_user_pattern_stops_with_its_file_and_line(tmp_path, good):
+    """A site's own pattern whose alternatives overlap under a repetition passes the dialect check but
+    backtracks without end on a long line: the run stops in bounded time, naming the entry."""
+    catalog = tmp_path / "site"
+    catalog.mkdir()
+    (catalog / "site.yaml").write_text(
+        "component: consumer\npatterns:\n  - id: site.slow\n    kind: diagnostic\n    since: 3.0.0\n"
+        "    anchor: 'Slow notice '\n    regex: 'Slow notice (?:a|aa)+b'\n"
+        "    examples:\n      - line: 'Slow notice aab'\n        fields: {}\n"
+    )
+    (tmp_path / "app.log").write_text("Slow notice " + "a" * 5_000 + "c\n")
+    started = time.monotonic()
+    run = doctor("events", str(good), str(tmp_path / "app.log"), "--patterns", str(catalog))
+    assert time.monotonic() - started < 30
+    assert run.status == 2
+    assert f"{catalog / 'site.yaml'}:3: the regex of site.slow ran over 1 s on one 5,013-character line" in run.stderr
+
+
+def test_catalog_yaml_cannot_construct_objects(tmp_path, good):
+    """User catalogs are data: a YAML tag that would build a Python object is refused with file:line."""
+    catalog = tmp_path / "site"
+    catalog.mkdir()
+    (catalog / "evil.yaml").write_text("component: consumer\npatterns: !!python/object/apply:os.system ['touch pwned']\n")
+    run = doctor("events", str(good), "--patterns", str(catalog), "--format", "ndjson")
+    assert run.status == 2 and f"{catalog / 'evil.yaml'}:2" in run.stderr
+    assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
+
+
+# --------------------------------------------------------------------------- interrupt
+
+
+def test_ctrl_c_during_a_long_scan_exits_130_and_writes_nothing(tmp_path):
+    """Ctrl-C in the middle of a scan large enough for the scan processes: status 130, promptly, and the
+    report file it was to write does not exist (not even partially)."""
+    noise = b"".join(line + b"\n" for line in BROKER.splitlines() if b"GroupCoordinator" not in line)
+    big = tmp_path / "big.log"
+    big.write_bytes((noise * 2_000 + BROKER) * 1_000)  # 600 MB, 0.1 % rebalance lines: a few seconds of work
+    out = tmp_path / "report.html"
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "rebalance_doctor", "report", str(big), "--format", "html", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1.5)
+    assert proc.poll() is None, "the scan finished before it could be interrupted"
+    interrupted_at = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert time.monotonic() - interrupted_at < 5
+    assert "Traceback" not in stderr and "interrupted" in stderr
+    assert not out.exists() and not list(tmp_path.glob(".*partial"))

@@ -1,0 +1,84 @@
+"""Log text is data, never markup or control: client ids, group ids, member ids and reasons are chosen by
+clients, so an attacker can put HTML, Markdown, rich markup and terminal escapes into the logs. Every
+output of every command must show them as inert text (Markdown, HTML, JUnit and GitHub annotations
+have their own tests in test_markdown_report, test_html_report and test_check)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rebalance_doctor.cli import app
+
+# rich markup, HTML, a Markdown link, an OSC 8 hyperlink, a window-title escape, clear-screen, a C1 CSI
+HOSTILE_GROUP = "orders[bold red]<script>x</script>](javascript:alert(1))"
+HOSTILE_MEMBER = "m-1\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\\x1b]0;pwned\x07\x1b[2J\x9b31m"
+CONTROL = ("\x1b", "\x07", "\x9b")
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("hostile")
+    coordinator, offsets = "INFO [GroupCoordinator 1]:", "(__consumer_offsets-12)"
+    (folder / "server.log").write_text(
+        f"[2024-03-05 10:00:00,000] {coordinator} Member {HOSTILE_MEMBER} in group {HOSTILE_GROUP} has failed, removing it from "
+        "the group (kafka.coordinator.group.GroupCoordinator)\n"
+        f"[2024-03-05 10:00:00,000] {coordinator} Preparing to rebalance group {HOSTILE_GROUP} in state PreparingRebalance with old "
+        f"generation 4 {offsets} (reason: removing member {HOSTILE_MEMBER} on heartbeat expiration) "
+        "(kafka.coordinator.group.GroupCoordinator)\n"
+        f"[2024-03-05 10:00:03,005] {coordinator} Stabilized group {HOSTILE_GROUP} generation 5 {offsets} with 2 members "
+        "(kafka.coordinator.group.GroupCoordinator)\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args), env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.mark.parametrize("command", [
+    ("report",),
+    ("events",),
+    ("grep",),
+    ("grep", "--group", HOSTILE_GROUP),
+])
+def test_terminal_outputs_show_hostile_text_inert(logs, command):
+    """What lands on a terminal: no escape sequence survives, rich markup and HTML print as written."""
+    text = run(command[0], str(logs), *command[1:])
+    assert not any(char in text for char in CONTROL)
+    assert "[bold red]" in text or command[0] == "events"  # the events table may cut the group column
+    assert "^[]8;;https://evil.example" in text or command[0] == "events"
+
+
+def test_json_outputs_carry_hostile_text_as_data(logs):
+    """JSON consumers get the exact strings back; C0 controls (ESC, BEL) are escaped on the wire, as JSON requires."""
+    for text in (run("report", str(logs), "--format", "json"), run("events", str(logs), "--format", "ndjson"),
+                 run("grep", str(logs), "--json")):
+        assert "\x1b" not in text and "\x07" not in text
+        documents = [json.loads(line) for line in text.splitlines() if line.strip()] if text.lstrip().startswith('{"') else [json.loads(text)]
+        flat = json.dumps(documents, ensure_ascii=False)
+        assert HOSTILE_GROUP in flat
+        assert json.dumps(HOSTILE_MEMBER, ensure_ascii=False)[1:-1] in flat
+
+
+def test_csv_output_keeps_each_field_in_its_cell(logs):
+    rows = list(csv.DictReader(io.StringIO(run("events", str(logs), "--format", "csv"))))
+    assert [row["group_id"] for row in rows] == [HOSTILE_GROUP] * 3
+    assert rows[0]["member_id"] == HOSTILE_MEMBER
+
+
+def test_markdown_and_html_reports_hold_no_control_characters(logs):
+    """(What Markdown and HTML make of the markup is tested in test_markdown_report and test_html_report.)"""
+    markdown = run("report", str(logs), "--format", "markdown")
+    html = run("report", str(logs), "--format", "html")
+    for document in (markdown, html):
+        assert "\x1b" not in document and "\x07" not in document
+    assert "<script>x</script>" not in html
