@@ -6,6 +6,7 @@ bounded by the block size however large a file is.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import gzip
 import io
@@ -162,21 +163,27 @@ def _open(source: Source) -> BinaryIO:
         except OSError as exc:
             raise InputError(f"{source.display}: cannot read ({exc.strerror or exc})") from None
     try:
-        if _peek(handle, 2) == GZIP_MAGIC:
-            handle = gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
-        elif source.display.endswith(".gz"):
-            raise InputError(f"{source.display}: named .gz but is not gzip data")
-        form = text_form(_peek(handle, BINARY_SNIFF))
+        with _read_errors(source):
+            if _peek(handle, 2) == GZIP_MAGIC:
+                handle = gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
+            elif source.display.endswith(".gz"):
+                raise InputError(f"{source.display}: named .gz but is not gzip data")
+            form = text_form(_peek(handle, BINARY_SNIFF))
     except InputError:
         _close(handle)
         raise
+    return handle if form == PLAIN else _Recoded(handle, form)  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _read_errors(source: Source) -> Iterator[None]:
+    """Read failures as InputErrors that name the file and say what went wrong."""
+    try:
+        yield
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        _close(handle)
         raise InputError(f"{source.display}: compressed data is truncated or corrupt ({exc})") from None
     except OSError as exc:
-        _close(handle)
         raise InputError(f"{source.display}: read failed ({exc.strerror or exc})") from None
-    return handle if form == PLAIN else _Recoded(handle, form)  # type: ignore[return-value]
 
 
 def _peek(handle: BinaryIO, size: int) -> bytes:
@@ -247,11 +254,8 @@ def read_head(source: Source) -> bytes:
     """The first bytes of a local source as text (decompressed, re-encoded), to tell text from binary before a full read."""
     handle = _open(source)
     try:
-        return handle.read(BINARY_SNIFF)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise InputError(f"{source.display}: compressed data is truncated or corrupt ({exc})") from None
-    except OSError as exc:
-        raise InputError(f"{source.display}: read failed ({exc.strerror or exc})") from None
+        with _read_errors(source):
+            return handle.read(BINARY_SNIFF)
     finally:
         _close(handle)
 
@@ -374,13 +378,10 @@ def read_blocks(source: Source, block_size: int = BLOCK_SIZE, span: tuple[int, i
     range) in blocks that end on a newline (the last may not)."""
     handle = _open(source)
     try:
-        if _is_regular_file(handle):
-            yield from _file_blocks(handle.fileno(), block_size, span)
-        else:
-            yield from _stream_blocks(handle, block_size)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise InputError(f"{source.display}: compressed data is truncated or corrupt ({exc})") from None
-    except OSError as exc:
-        raise InputError(f"{source.display}: read failed ({exc.strerror or exc})") from None
+        with _read_errors(source):
+            if _is_regular_file(handle):
+                yield from _file_blocks(handle.fileno(), block_size, span)
+            else:
+                yield from _stream_blocks(handle, block_size)
     finally:
         _close(handle)
