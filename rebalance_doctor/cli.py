@@ -324,6 +324,7 @@ def ingest(
     except OSError as exc:
         raise _fail(f"{output}: {exc.strerror or exc}") from None
     ENV.err.print(Text(f"wrote {logs.events.height:,} events from {logs.files_read:,} files to {output}", style="dim"))
+    _exit_1_when_nothing_found(logs.events.height)
 
 
 @app.command()

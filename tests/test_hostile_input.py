@@ -36,16 +36,21 @@ class Run:
 
     @property
     def accounting(self) -> dict[str, int]:
-        found = SUMMARY.search(self.stderr)
-        assert found, f"no line accounting on stderr:\n{self.stderr}"
-        total, files, *buckets = (int(value.replace(",", "")) for value in found.groups())
-        counts = dict(zip(("matched", "relevant_unmatched", "irrelevant", "unreadable"), buckets, strict=True))
-        assert sum(counts.values()) == total, f"buckets do not add up to the lines read: {found.group(0)}"
-        return {"lines": total, "files": files, **counts}
+        return line_accounting(self.stderr)
 
     @property
     def events(self) -> list[str]:
         return [line for line in self.stdout.splitlines() if line.startswith("{")]
+
+
+def line_accounting(stderr: str) -> dict[str, int]:
+    """The buckets every log-reading command prints on stderr, checked to add up to the lines read."""
+    found = SUMMARY.search(stderr)
+    assert found, f"no line accounting on stderr:\n{stderr}"
+    total, files, *buckets = (int(value.replace(",", "")) for value in found.groups())
+    counts = dict(zip(("matched", "relevant_unmatched", "irrelevant", "unreadable"), buckets, strict=True))
+    assert sum(counts.values()) == total, f"buckets do not add up to the lines read: {found.group(0)}"
+    return {"lines": total, "files": files, **counts}
 
 
 def doctor(*args: str, timeout: float = 120, prefix: tuple[str, ...] = ()) -> Run:
@@ -54,6 +59,8 @@ def doctor(*args: str, timeout: float = 120, prefix: tuple[str, ...] = ()) -> Ru
     proc = subprocess.run([*prefix, sys.executable, "-m", "rebalance_doctor", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
+    if proc.returncode != 2:
+        line_accounting(proc.stderr)
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
