@@ -4,8 +4,8 @@ Irrelevant lines (> 99% of an incident's logs) cost one multi-literal prefilter 
 block (:mod:`.prefilter`) and a newline count; they are never split, decoded or matched. Full
 regexes run only on hit lines, and only those of the anchors the line contains (portable regexes:
 the same in the ``regex`` module, Rust and Java — the tests prove it). Blocks are scanned on all
-cores: large files are cut into spans scanned by worker processes (the per-event Python work
-would serialise threads on the GIL).
+cores: large files are cut into spans that this process and spawned scan processes share (the
+per-event Python work would serialise threads on the GIL).
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ class LocalScanner:
         """Scan here too, in task order beside the scan processes: a task whose future can still be
         cancelled has not been handed to a process yet, so this process takes it. Results merge in
         task order as they arrive, so only a few tasks' rows wait as dicts. This process needs no
-        start-up and has its regexes compiled already."""
+        start-up, so it is at work while the scan process is still starting."""
         scanned_here: dict[int, list[FileScan]] = {}
         merged = 0
 
