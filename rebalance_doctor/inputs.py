@@ -128,7 +128,7 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
         for candidate in candidates:
             path = Path(candidate)
             if path.is_dir():
-                files = sorted(p for p in path.rglob("*") if not p.is_dir() and _is_log_candidate(p))
+                files = sorted(p for p in _files_under(path, result.problems) if _is_log_candidate(p))
                 if not files:
                     result.problems.append(f"{candidate}: directory holds no files")
                 for file in files:
@@ -143,6 +143,17 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
             else:
                 add(candidate, path)  # named explicitly: a FIFO (<(kubectl logs …)) is read as a stream
     return result
+
+
+def _files_under(directory: Path, problems: list[str]) -> Iterator[Path]:
+    """Every entry under ``directory`` that is not a directory; a subdirectory that cannot be read is named."""
+
+    def unreadable(exc: OSError) -> None:
+        problems.append(f"{exc.filename}: cannot read directory ({exc.strerror or exc})")
+
+    for folder, _, names in os.walk(directory, onerror=unreadable):
+        for name in names:
+            yield Path(folder) / name
 
 
 def _is_log_candidate(path: Path) -> bool:

@@ -205,7 +205,7 @@ def test_gz_name_without_gzip_data(tmp_path, good):
 
 
 def test_unreadable_file_and_dangling_symlink_in_a_directory(tmp_path, good):
-    """A log directory copied with wrong permissions and a symlink to a rotated-away file."""
+    """A log directory copied with wrong permissions (a file, a subdirectory) and a symlink to a rotated-away file."""
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "broker-1.log").write_bytes(BROKER)
@@ -213,12 +213,17 @@ def test_unreadable_file_and_dangling_symlink_in_a_directory(tmp_path, good):
     secret.write_bytes(BROKER)
     secret.chmod(0)
     (logs / "current.log").symlink_to(logs / "server.log.2024-03-04")
+    rotated = logs / "rotated"
+    rotated.mkdir()
+    (rotated / "server.log.1").write_bytes(BROKER)
+    rotated.chmod(0)
     # root reads a mode-000 file: CI runs as root, so the command runs without the capabilities that allow it
     without_override = ("setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search", "--")
     run = doctor("events", str(logs), "--format", "ndjson", prefix=without_override if os.geteuid() == 0 else ())
     assert run.status == 0
     assert f"{secret}: cannot read (Permission denied)" in run.stderr
     assert f"{logs / 'current.log'}: broken symbolic link" in run.stderr
+    assert f"{rotated}: cannot read directory (Permission denied)" in run.stderr
     assert run.accounting["files"] == 1 and len(run.events) == BROKER_EVENTS
 
 
