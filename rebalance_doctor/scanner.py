@@ -283,22 +283,22 @@ class LocalScanner:
         cut = [(index + 1, hit.end - hit.start) for index, hit in numbered.items() if index in matches and hit.end - hit.start > MAX_LINE_BYTES]
         return FileScan(source, rows, counts, unmatched, cut)
 
-    def _match(self, block: bytes, numbered: dict[int, LineHit]) -> dict[int, MessageMatch]:
-        """Best catalog match per hit line: only the patterns of the anchors the line contains."""
+    def _match(self, block: bytes, numbered: dict[int, LineHit]) -> dict[int, tuple[MessageMatch, str]]:
+        """Best catalog match per hit line, with the line's text: only the patterns of the anchors the line contains."""
         matches = {}
         for index, hit in numbered.items():
             if hit.anchors:
                 text = _text(block, hit.start, hit.end)
                 match = match_message(text, self.catalog, list(hit.anchors))
                 if match is not None:
-                    matches[index] = match
+                    matches[index] = match, text
         return matches
 
     def _records(
         self,
         block: bytes,
         numbered: dict[int, LineHit],
-        matches: dict[int, MessageMatch],
+        matches: dict[int, tuple[MessageMatch, str]],
         total: int,
         source: Source,
         zone: tzinfo,
@@ -310,9 +310,9 @@ class LocalScanner:
         rows: list[dict[str, Any]] = []
         matched: set[int] = set()
         for index, next_match in pairwise([*matches, total]):
-            hit, match = numbered[index], matches[index]
+            hit, (match, text) = numbered[index], matches[index]
             followers = _lines_after(block, hit.end, next_match - index - 1)
-            raw_lines = record_lines(_text(block, hit.start, hit.end), followers, match.pattern.multiline, self.catalog)
+            raw_lines = record_lines(text, followers, match.pattern.multiline, self.catalog)
             matched.update(range(index, index + len(raw_lines)))
             rows.append(
                 build_event(
