@@ -271,7 +271,16 @@ def read_head(source: Source) -> bytes:
         _close(handle)
 
 
-def _raw_head(source: Source) -> bytes:
+GZIP = "gzip"
+
+
+def stored_form(head: bytes) -> str:
+    """How a file's bytes are stored, from its first bytes: ``gzip``, or its :func:`text_form`."""
+    return GZIP if head.startswith(GZIP_MAGIC) else text_form(head)
+
+
+def raw_head(source: Source) -> bytes:
+    """The first bytes of a local file as stored (b'' when it cannot be read: its scan says why)."""
     try:
         with open(source.path, "rb") as handle:  # type: ignore[arg-type]
             return handle.read(BINARY_SNIFF)
@@ -286,8 +295,7 @@ def spans(source: Source) -> list[tuple[int, int] | None]:
     size = source.size
     if source.path is None or size <= SPAN_SIZE:
         return [None]
-    head = _raw_head(source)
-    if head.startswith(GZIP_MAGIC) or text_form(head) != PLAIN or not source.path.is_file():
+    if stored_form(raw_head(source)) != PLAIN or not source.path.is_file():
         return [None]
     return [(start, min(start + SPAN_SIZE, size)) for start in range(0, size, SPAN_SIZE)]
 

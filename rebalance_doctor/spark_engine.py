@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlparse
 from .catalog import Catalog, MessagePattern
 from .events import MessageMatch, build_event
 from .extent import MAX_CONTINUATION_LINES, ContinuationHints, record_lines
-from .inputs import BINARY_SNIFF, GZIP_MAGIC, PLAIN, InputError, Source, expand, looks_binary, read_head, text_form
+from .inputs import BINARY_SNIFF, GZIP, PLAIN, InputError, Source, expand, looks_binary, raw_head, read_head, stored_form
 from .records import EnvelopeReader
 from .scanner import REPLACEMENT_CHAR, FileScan
 
@@ -212,12 +212,11 @@ class SparkScanner:
                 head = _remote_head(self.spark, source.uri)
             else:
                 head = read_head(source)
-                with open(source.path, "rb") as raw:
-                    start = raw.read(BINARY_SNIFF)
-                if start.startswith(GZIP_MAGIC) and not source.display.endswith(".gz"):
+                form = stored_form(raw_head(source))
+                if form == GZIP and not source.display.endswith(".gz"):
                     return f"{source.display}: gzip data without a .gz name (rename it for the Spark engine)"
-                if not start.startswith(GZIP_MAGIC) and text_form(start) != PLAIN:
-                    return f"{source.display}: {text_form(start)} text: Spark reads UTF-8 lines (use --engine polars, which converts it)"
+                if form not in (GZIP, PLAIN):
+                    return f"{source.display}: {form} text: Spark reads UTF-8 lines (use --engine polars, which converts it)"
         except InputError as exc:
             return str(exc)
         except Exception as exc:  # OSError locally, py4j errors remotely
