@@ -27,7 +27,7 @@ from typing import Any
 import regex
 import yaml
 
-from .schema import CAUSES, COMPONENTS, FIELD_BY_GROUP, COLUMN_NAMES, INTEGER_FIELDS, KINDS, SYMPTOM
+from .schema import CAUSES, COLUMN_NAMES, COMPONENTS, FIELD_BY_GROUP, INTEGER_FIELDS, KINDS, SYMPTOM
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "patterns"
 

@@ -61,17 +61,11 @@ def python_columns(table: pl.DataFrame) -> dict[str, list[Any]]:
     return columns
 
 
-def row_dicts(table: pl.DataFrame) -> list[dict[str, Any]]:
-    """The table as one dict per row."""
-    columns = python_columns(table)
-    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
-
-
 def estimate_skew(events: pl.DataFrame) -> list[ClockSkew]:
     """Per client file, its clock's offset from the coordinator's log, from simultaneous broker/client events."""
     kinds = [kind for pair in SIMULTANEOUS for kind in pair]
     needed = pl.col("kind").is_in(kinds) & pl.col("ts").is_not_null() & pl.col("group_id").is_not_null()
-    rows = row_dicts(events.filter(needed).select("kind", "component", "group_id", "generation", "file", "ts"))
+    rows = events.filter(needed).select("kind", "component", "group_id", "generation", "file", "ts").to_dicts()
     broker: dict[tuple[str, str, int], dict] = {}
     for row in rows:
         for broker_kind, _ in SIMULTANEOUS:
@@ -107,11 +101,11 @@ def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, l
     shift = pl.col("file").replace_strict(offset, default=timedelta(0), return_dtype=pl.Duration("us")) if offset else timedelta(0)
     columns = python_columns(events.with_columns(at=pl.col("ts") - shift).select(*COLUMN_NAMES, "at"))
     for event in map(Event._make, zip(*columns.values(), strict=True)):
+        participant = event.participant
         if event.group_id is not None:
             if event.component != "broker":
-                participant = event.participant
                 last_group[participant] = file_group[participant[:2]] = event.group_id
-        elif event.component != "broker" and (inherited := last_group.get(event.participant) or file_group.get(event.participant[:2])):
+        elif event.component != "broker" and (inherited := last_group.get(participant) or file_group.get(participant[:2])):
             event = event._replace(group_id=inherited)
         elif event.kind in GROUPLESS_KINDS:
             event = event._replace(group_id=UNNAMED_GROUP)  # e.g. a Streams assignor line: the group is never printed
