@@ -94,10 +94,10 @@ def load(
     ``if __name__ == "__main__":`` in a script.
     """
     catalog = catalog or load_catalog(tuple(patterns))
-    rows = TableBuilder()
+    event_rows = TableBuilder()
     if engine == "polars":
         expansion = expand(list(paths))
-        scans = _scan_polars(expansion, catalog, tz, collect_unmatched, progress, rows)
+        scans = _scan_polars(expansion, catalog, tz, collect_unmatched, progress, event_rows)
     elif engine == "spark":
         from .spark_engine import SparkScanner, SparkSettings, spark_session
 
@@ -105,14 +105,14 @@ def load(
         expansion = scanner.expand(list(paths))
         scans = scanner.scan(expansion.sources, {s.order: zone_for(s, tz) for s in expansion.sources})
         for scan in scans:
-            rows.add(scan.rows)
+            event_rows.add(scan.rows)
             scan.rows = []
         if progress is not None:
             size = sum(source.size for source in expansion.sources)
             progress(size, size)
     else:
         raise ValueError(f"unknown engine {engine!r} (choose {' or '.join(ENGINES)})")
-    table = rows.build({s.display: s.order for s in expansion.sources})
+    table = event_rows.build({s.display: s.order for s in expansion.sources})
     table = filter_table(table, since=since, until=until, groups=groups, members=members)
     problems = expansion.problems + [scan.problem for scan in scans if scan.problem]
     problems += [f"{scan.source.display}:{line}: line of {size:,} bytes cut to {MAX_LINE_BYTES:,} for matching"
@@ -126,7 +126,7 @@ def _scan_polars(
     tz: tuple[str, ...],
     collect_unmatched: bool,
     progress: Callable[[int, int], None] | None,
-    rows: TableBuilder,
+    event_rows: TableBuilder,
 ) -> list[FileScan]:
     """Scan files on this machine (blocks on every core)."""
     scanner = LocalScanner(catalog, collect_unmatched=collect_unmatched)
@@ -139,4 +139,4 @@ def _scan_polars(
         if progress is not None:
             progress(done, total)
 
-    return scanner.scan(expansion.sources, zones, file_done, rows.add)
+    return scanner.scan(expansion.sources, zones, file_done, event_rows.add)
