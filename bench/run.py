@@ -148,6 +148,8 @@ def bench(corpus: Path, repeat: int, spark: bool, spark_repeat: int) -> None:
         f"rebalance-doctor events, +{EXTRA_PATTERNS} patterns": TOOL + ["events", str(corpus), "--format", "ndjson",
                                                             "--patterns", str(extra_catalog(HERE / "results" / "extra-patterns"))],
         "rebalance-doctor grep -c": TOOL + ["grep", str(corpus), "-c"],
+        "rebalance-doctor grep (lines)": TOOL + ["grep", str(corpus)],
+        "rebalance-doctor events (table)": TOOL + ["events", str(corpus)],
         "rebalance-doctor report": TOOL + ["report", str(corpus)],
         "lnav -n (load only)": ["lnav", "-n", *files],
     }

@@ -9,14 +9,14 @@ from __future__ import annotations
 import contextlib
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 import polars as pl
 from rich.console import Console
-from rich.table import Table
+from rich.cells import cell_len
 from rich.text import Text
 
 from .schema import BUCKETS
@@ -117,62 +117,161 @@ def write_file(events: pl.DataFrame, path: Path) -> None:
         raise ValueError(f"{path}: unknown output format (use .parquet, .csv or .ndjson)")
 
 
-def _detail(row: dict[str, Any]) -> str:
-    if row.get("prev_state") and row.get("state"):
-        return f"{row['prev_state']} → {row['state']}"
-    for name in ("reason", "error", "member_count", "partitions", "leader_id", "state", "coordinator"):
-        if row.get(name) is not None:
-            return f"{name}={row[name]}"
-    return ""
+class Palette:
+    """The ANSI codes of a console's styles, rendered once per style by the console itself (so
+    ``NO_COLOR``, ``--color`` and pipes are honoured): event lines are then joined as plain strings,
+    200× faster than printing rich objects line by line."""
+
+    def __init__(self, console: Console):
+        self._console = console
+        self._codes: dict[str, tuple[str, str]] = {}
+
+    def codes(self, style: str) -> tuple[str, str]:
+        if style not in self._codes:
+            with self._console.capture() as capture:
+                self._console.print(Text(_SENTINEL, style=style), end="")
+            before, _, after = capture.get().partition(_SENTINEL)
+            self._codes[style] = before, after
+        return self._codes[style]
+
+    def paint(self, text: str, style: str) -> str:
+        before, after = self.codes(style)
+        return f"{before}{text}{after}"
+
+    def by_value(self, column: pl.Series, style_of: Callable[[str], str]) -> dict[str, str]:
+        """Each distinct value of a low-cardinality column (nodes, kinds) made visible and painted in its style."""
+        return {value: self.paint(visible(value), style_of(value)) for value in column.drop_nulls().unique()}
 
 
-def _epoch(row: dict[str, Any]) -> str:
-    if row.get("generation") is not None:
-        return f"gen {row['generation']}"
-    if row.get("group_epoch") is not None:
-        return f"epoch {row['group_epoch']}"
-    if row.get("member_epoch") is not None:
-        return f"m-epoch {row['member_epoch']}"
-    return ""
+_GAP = "  "
+_SENTINEL = "\ue000"  # a private-use character no style code contains
+_CONTROL_CHARS = [chr(c) for c in _CONTROL]
+_CONTROL_SHOWN = list(_CONTROL.values())
+WRITE_CHUNK_ROWS = 10_000
 
 
-def print_table(events: pl.DataFrame, console: Console) -> None:
-    table = Table(show_lines=False, header_style="bold", pad_edge=False, expand=False)
-    for header in ("time (UTC)", "node", "kind", "group", "gen/epoch", "member", "detail", "where"):
-        table.add_column(header, overflow="fold")
-    for row in events.iter_rows(named=True):
-        table.add_row(
-            Text(iso_utc(row["ts"]) or "-"),
-            Text(visible(row["node"]), style=node_style(row["node"])),
-            Text(row["kind"], style=KIND_STYLES.get(row["kind"], "")),
-            Text(visible(row["group_id"])),
-            Text(_epoch(row)),
-            Text(visible(row["member_id"] or row["client_id"] or row["instance_id"])),
-            Text(visible(_detail(row))),
-            Text(f"{row['file']}:{row['line']}", style="dim"),
-        )
-    console.print(table)
+def _visible_expr(expr: pl.Expr) -> pl.Expr:
+    """:func:`visible`, column-wise."""
+    return expr.fill_null("").str.replace_many(_CONTROL_CHARS, _CONTROL_SHOWN)
+
+
+def _painted(events: pl.DataFrame, name: str, palette: Palette, style_of: Callable[[str], str]) -> pl.Expr:
+    return pl.col(name).replace_strict(palette.by_value(events[name], style_of), default="")
+
+
+def _write_lines(lines: Sequence[str], console: Console) -> None:
+    """Lines to the console's stream, a chunk at a time (one large string would double the memory)."""
+    for start in range(0, len(lines), WRITE_CHUNK_ROWS):
+        console.file.write("".join(f"{line}\n" for line in lines[start : start + WRITE_CHUNK_ROWS]))
+    console.file.flush()
 
 
 def print_grep(events: pl.DataFrame, console: Console, raw_only: bool) -> None:
     """One event per line, merged across nodes in time order: time, node, kind and the message without its
     envelope (``--raw``: the original log records instead)."""
-    for row in events.iter_rows(named=True):
-        if raw_only:
-            console.print(Text(visible(row["raw"])), soft_wrap=True)
+    if raw_only:
+        lines = events.select(_visible_expr(pl.col("raw"))).to_series()
+    else:
+        palette = Palette(console)
+        before, after = palette.codes("dim")
+        lines = _iso_ts(events).select(
+            pl.concat_str(
+                pl.lit(before) + pl.col("ts").fill_null("-".ljust(24)) + pl.lit(after),
+                _painted(events, "node", palette, node_style),
+                _painted(events, "kind", palette, lambda kind: KIND_STYLES.get(kind, "bold")),
+                _visible_expr(pl.col("message").str.split("\n").list.first()),
+                separator=" ",
+            )
+        ).to_series()
+    _write_lines(lines.to_list(), console)
+
+
+TABLE_HEADERS = ("time (UTC)", "node", "kind", "group", "gen/epoch", "member", "where", "detail")
+_FOLDABLE = [header in ("group", "member", "where", "detail") for header in TABLE_HEADERS]
+_DETAIL_FIELDS = ("reason", "error", "member_count", "partitions", "leader_id", "state", "coordinator")
+
+
+def _table_cells(events: pl.DataFrame) -> pl.DataFrame:
+    """The table's columns as visible one-line text, computed column-wise."""
+    col = pl.col
+    epoch = (
+        pl.when(col("generation").is_not_null()).then(pl.format("gen {}", col("generation")))
+        .when(col("group_epoch").is_not_null()).then(pl.format("epoch {}", col("group_epoch")))
+        .when(col("member_epoch").is_not_null()).then(pl.format("m-epoch {}", col("member_epoch")))
+    )
+    detail = pl.when(col("prev_state").is_not_null() & col("state").is_not_null()).then(pl.format("{} → {}", col("prev_state"), col("state")))
+    for name in _DETAIL_FIELDS:
+        detail = detail.when(col(name).is_not_null()).then(pl.format(f"{name}={{}}", col(name).cast(pl.String)))
+    cells = _iso_ts(events).select(
+        col("ts").fill_null("-"),
+        col("node"),
+        col("kind"),
+        col("group_id"),
+        epoch,
+        pl.coalesce("member_id", "client_id", "instance_id"),
+        pl.format("{}:{}", col("file"), col("line")),
+        detail,
+    )
+    return cells.select(_visible_expr(col(c)).str.replace_all(r"[\t\n]", " ").alias(h) for c, h in zip(cells.columns, TABLE_HEADERS, strict=True))
+
+
+def fit_widths(natural: list[int], available: int | None, foldable: list[bool], minimum: int = 8) -> list[int]:
+    """Column widths that fit ``available`` cells: the widest foldable columns give way first (down to
+    ``minimum``), like rich's tables; their cells fold onto more lines. Short fixed columns (time,
+    kind) are never cut."""
+    if available is None or sum(natural) <= available:
+        return natural
+    fixed = sum(w for w, fold in zip(natural, foldable) if not fold)
+    cap = max(natural)
+    while cap > minimum and fixed + sum(min(w, cap) for w, fold in zip(natural, foldable) if fold) > available:
+        cap -= 1
+    return [min(w, cap) if fold else w for w, fold in zip(natural, foldable)]
+
+
+def _fold(text: str, width: int) -> list[str]:
+    """A cell cut into pieces of at most ``width`` cells."""
+    pieces, piece, used = [], [], 0
+    for char in text:
+        size = cell_len(char)
+        if used + size > width and piece:
+            pieces.append("".join(piece))
+            piece, used = [], 0
+        piece.append(char)
+        used += size
+    return [*pieces, "".join(piece)]
+
+
+def print_table(events: pl.DataFrame, console: Console) -> None:
+    """Aligned columns (like ``kubectl get``), one event per row: greppable, and as fast on 50,000 events as on 50.
+    On a terminal, cells wider than their share of the screen fold onto the following lines; into a
+    pipe or file, rows keep their whole width (for ``less -S``, ``grep``, ``cut``)."""
+    cells = _table_cells(events)
+    columns = [cells[h].to_list() for h in TABLE_HEADERS]
+    lengths = [[cell_len(value) for value in column] for column in columns]
+    natural = [max([cell_len(h), *sizes]) for h, sizes in zip(TABLE_HEADERS, lengths, strict=True)]
+    widths = fit_widths(natural, console.width - len(_GAP) * (len(natural) - 1) if console.is_terminal else None, _FOLDABLE)
+    palette = Palette(console)
+    nodes = palette.by_value(cells["node"], node_style)
+    kinds = palette.by_value(cells["kind"], lambda kind: KIND_STYLES.get(kind, ""))
+    dim_before, dim_after = palette.codes("dim")
+    painters: list[Callable[[str], str]] = [str] * len(widths)
+    painters[1], painters[2] = (lambda text: nodes.get(text, text)), (lambda text: kinds.get(text, text))
+    painters[-2] = lambda text: f"{dim_before}{text}{dim_after}" if text else text
+
+    def line(texts: Iterable[str], sizes: Iterable[int], paint: list[Callable[[str], str]]) -> str:
+        padded = (paint[i](text) + " " * (widths[i] - size) for i, (text, size) in enumerate(zip(texts, sizes)))
+        return _GAP.join(padded).rstrip(" ")
+
+    lines = [line((palette.paint(h, "bold") for h in TABLE_HEADERS), map(cell_len, TABLE_HEADERS), [str] * len(widths))]
+    for row, sizes in zip(zip(*columns), zip(*lengths)):
+        if all(size <= width for size, width in zip(sizes, widths)):
+            lines.append(line(row, sizes, painters))
             continue
-        console.print(
-            Text.assemble(
-                (iso_utc(row["ts"]) or "-".ljust(24), "dim"),
-                " ",
-                (visible(row["node"]), node_style(row["node"])),
-                " ",
-                (row["kind"], KIND_STYLES.get(row["kind"], "bold")),
-                " ",
-                visible((row["message"] or "").split("\n", 1)[0]),
-            ),
-            soft_wrap=True,
-        )
+        folded = [_fold(text, width) for text, width in zip(row, widths)]
+        for depth in range(max(map(len, folded))):
+            texts = [pieces[depth] if depth < len(pieces) else "" for pieces in folded]
+            lines.append(line(texts, map(cell_len, texts), painters))
+    _write_lines(lines, console)
 
 
 def print_counts(events: pl.DataFrame, console: Console) -> None:
@@ -190,5 +289,5 @@ def bucket_summary(buckets: Counter, files: int) -> Text:
 
 
 def print_unmatched(unmatched: Iterable[tuple[str, int, str]], console: Console) -> None:
-    for file, line, text in unmatched:
-        console.print(Text.assemble((f"{file}:{line}:", "dim"), " ", visible(text)), soft_wrap=True)
+    before, after = Palette(console).codes("dim")
+    _write_lines([f"{before}{visible(file)}:{line}:{after} {visible(text)}" for file, line, text in unmatched], console)

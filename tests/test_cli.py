@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+import regex
 from typer.testing import CliRunner
 
 from rebalance_doctor.cli import app
@@ -225,3 +226,29 @@ def test_empty_input_is_reported(tmp_path: Path):
     result = run("grep", str(tmp_path / "empty.log"))
     assert result.exit_code == 1 and "the input is empty" in result.stderr
     assert "0 lines in 1 file" in result.stderr
+
+
+def test_events_table_into_a_pipe_keeps_rows_whole_and_aligned():
+    """`events > incident.txt`: a header, then one line per event, its columns aligned and its detail whole
+    (for `less -S`, `grep`, `cut`), so that a 50,000-event table is still one line per event."""
+    result = run("events", BROKER, CLIENT_A, CLIENT_B)
+    assert result.exit_code == 0, result.output
+    header, *rows = result.stdout.splitlines()
+    assert header.split() == ["time", "(UTC)", "node", "kind", "group", "gen/epoch", "member", "where", "detail"]
+    assert len(rows) == 13
+    expiry = next(row for row in rows if " member_expired " in row)
+    assert expiry.startswith("2024-03-05T10:00:00.000Z  broker-1  ")
+    assert f"{BROKER}:2" in expiry and " gen 4 " not in expiry
+    assert {row.index(" member_expired ") for row in rows if " member_expired " in row} == {header.index("kind") - 1}
+    assert {row.index("broker-1.log:") - len(str(MINI)) - 1 for row in rows if "broker-1.log:" in row} == {header.index("where")}
+
+
+def test_events_table_on_a_narrow_terminal_folds_long_cells():
+    """On a 120-column terminal the member, where and detail cells fold onto more lines; the time never does."""
+    result = CliRunner().invoke(app, ["events", BROKER, "--color", "always"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    lines = [regex.sub(r"\x1b\[[0-9;]*m", "", line) for line in result.stdout.splitlines()]
+    assert max(map(len, lines)) <= 120
+    assert len(lines) > 5  # a header and 4 events, some folded
+    assert all(regex.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  ", line) or line.startswith(" ") for line in lines[1:])
+    assert "".join(line[110:] for line in lines if line.strip())  # the detail column is still printed

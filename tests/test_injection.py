@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+import regex
 from typer.testing import CliRunner
 
 from rebalance_doctor.cli import app
@@ -38,8 +39,9 @@ def logs(tmp_path_factory) -> Path:
     return folder
 
 
-def run(*args: str) -> str:
-    result = CliRunner().invoke(app, list(args), env={"NO_COLOR": "1", "COLUMNS": "200"})
+def run(*args: str, colour: bool = False) -> str:
+    environment = {"COLUMNS": "120"} if colour else {"NO_COLOR": "1", "COLUMNS": "200"}
+    result = CliRunner().invoke(app, [*args, *(["--color", "always"] if colour else [])], env=environment)
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -54,8 +56,17 @@ def test_terminal_outputs_show_hostile_text_inert(logs, command):
     """What lands on a terminal: no escape sequence survives, rich markup and HTML print as written."""
     text = run(command[0], str(logs), *command[1:])
     assert not any(char in text for char in CONTROL)
-    assert "[bold red]" in text or command[0] == "events"  # the events table may cut the group column
-    assert "^[]8;;https://evil.example" in text or command[0] == "events"
+    assert "[bold red]" in text
+    assert "^[]8;;https://evil.example" in text
+
+
+@pytest.mark.parametrize("command", ["report", "events", "grep"])
+def test_coloured_terminal_output_carries_only_its_own_colour_codes(logs, command):
+    """With colour, the only escape sequences are the tool's own SGR colours (ESC [ … m)."""
+    text = run(command, str(logs), colour=True)
+    assert "\x1b[" in text
+    assert not regex.search(r"\x1b(?!\[[0-9;]*m)", text)
+    assert "\x07" not in text and "\x9b" not in text
 
 
 def test_json_outputs_carry_hostile_text_as_data(logs):
