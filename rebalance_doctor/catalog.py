@@ -9,7 +9,7 @@ The Python side only knows the *shape* of a catalog. The words live in ``pattern
 - ``patterns/context.yaml`` – log-context prefixes inside the message (``[Consumer clientId=…]``);
 - ``patterns/relevance.yaml`` – words that make an unmatched line worth reporting.
 
-Every regex must behave the same in the Python ``regex`` module, polars (Rust regex) and Spark
+Every regex must behave the same in Python (``re``; the ``regex`` module for users' catalogs), polars (Rust regex) and Spark
 (Java regex); :func:`portability_problems` enforces the common dialect and loading fails with
 ``file:line`` on the first bad entry.
 """
@@ -20,6 +20,8 @@ import functools
 import hashlib
 import os
 import pickle
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,14 +193,26 @@ class Example:
     fields: dict[str, Any]
 
 
-_NAMED_GROUP = regex.compile(r"\(\?<[A-Za-z][A-Za-z0-9]*>")
+# a named group's opening, or what may look like one and is not: an escape, a character class
+_NAMED_GROUP = regex.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\(\?<([A-Za-z][A-Za-z0-9]*)>")
 _REGEX_SYNTAX = set(".[](){}*+?|^$")
+
+
+def _named_groups_as(pattern: str, opening: Callable[[str], str]) -> str:
+    return _NAMED_GROUP.sub(lambda m: m[0] if m[1] is None else opening(m[1]), pattern)
 
 
 def uncaptured(pattern: str) -> str:
     """A catalog regex without its named groups and leading anchor, to combine several in one alternation
-    (the dialect has no look-behind, so every ``(?<`` opens a named group)."""
-    return _NAMED_GROUP.sub("(?:", pattern.removeprefix("^"))
+    (the dialect has no look-behind, so every ``(?<`` outside escapes and classes opens a named group)."""
+    return _named_groups_as(pattern.removeprefix("^"), lambda name: "(?:")
+
+
+def compile_portable(pattern: str) -> re.Pattern:
+    """A portable regex compiled by Python's ``re``, which spells named groups ``(?P<name>…)``: the dialect
+    means the same there, and ``re`` compiles 3× and matches 2× faster than the ``regex`` module (measured on
+    the catalog and the hit lines of the 1 GB benchmark)."""
+    return re.compile(_named_groups_as(pattern, lambda name: f"(?P<{name}>"))
 
 
 def _has_top_level_alternation(pattern: str) -> bool:
@@ -290,10 +304,12 @@ class RegexEntry:
     line: int
 
     @functools.cached_property
-    def compiled(self) -> regex.Pattern | BoundedPattern:
-        """The regex; a user's own is time-limited per line (the bundled ones are reviewed and tested)."""
-        pattern = regex.compile(self.regex)
-        return pattern if Path(self.path).is_relative_to(BUNDLED_DIR) else BoundedPattern(pattern, self)
+    def compiled(self) -> re.Pattern | BoundedPattern:
+        """The regex; a user's own is time-limited per line by the ``regex`` module (the bundled ones are
+        reviewed and tested, and run in the faster ``re``)."""
+        if Path(self.path).is_relative_to(BUNDLED_DIR):
+            return compile_portable(self.regex)
+        return BoundedPattern(regex.compile(self.regex), self)
 
     @functools.cached_property
     def required_prefix(self) -> str:
@@ -380,11 +396,11 @@ class Catalog:
         return grouped
 
     @functools.cached_property
-    def any_outer_prefix(self) -> regex.Pattern | None:
+    def any_outer_prefix(self) -> re.Pattern | None:
         """One regex for "some outer prefix starts this line", so most lines skip the prefix loop."""
         if not self.outer_prefixes:
             return None
-        return regex.compile("|".join(f"(?:{uncaptured(p.regex)})" for p in self.outer_prefixes))
+        return compile_portable("|".join(f"(?:{uncaptured(p.regex)})" for p in self.outer_prefixes))
 
     @functools.cached_property
     def priority(self) -> dict[str, int]:

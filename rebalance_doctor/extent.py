@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import regex
+import re
 
 from .catalog import Catalog, Layout, uncaptured
 from .records import node_prefix
@@ -22,7 +22,7 @@ MAX_CONTINUATION_LINES = 500
 STACK_CAUSE = "Caused by: "  # a JVM stack trace's nested exception, unindented
 # the first line of a JVM stack trace, unindented under the record that logged it: the exception's class
 EXCEPTION_HEADER = r"(?:[A-Za-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b"
-_EXCEPTION_HEADER = regex.compile(EXCEPTION_HEADER)
+_EXCEPTION_HEADER = re.compile(EXCEPTION_HEADER)
 PYTHON_WHITESPACE = r"[\s\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 

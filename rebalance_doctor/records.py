@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import regex
+import re
 
 from .catalog import Catalog, Layout
 from .schema import FIELD_BY_GROUP
 
-_ISO = regex.compile(
+_ISO = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\s?(Z|[+-]\d\d:?\d\d)?"
 )
 _DASHES = str.maketrans({"–": "-", "—": "-"})
@@ -37,7 +37,7 @@ def parse_zone(name: str | None) -> tzinfo:
     """``UTC``, ``+02:00``, ``-0500`` or an IANA name such as ``Europe/Paris``."""
     if not name or name.upper() in ("UTC", "Z"):
         return timezone.utc
-    offset = regex.fullmatch(r"([+-])(\d\d):?(\d\d)", name)
+    offset = re.fullmatch(r"([+-])(\d\d):?(\d\d)", name)
     if offset:
         sign = 1 if offset.group(1) == "+" else -1
         return timezone(sign * timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3))))

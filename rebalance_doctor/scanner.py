@@ -3,7 +3,7 @@
 Irrelevant lines (> 99% of an incident's logs) cost one multi-literal prefilter pass over the raw
 block (:mod:`.prefilter`) and a newline count; they are never split, decoded or matched. Full
 regexes run only on hit lines, and only those of the anchors the line contains (portable regexes:
-the same in the ``regex`` module, Rust and Java — the tests prove it). Blocks are scanned on all
+the same in Python, Rust and Java — the tests prove it). Blocks are scanned on all
 cores: large files are cut into spans that this process and spawned scan processes share (the
 per-event Python work would serialise threads on the GIL).
 """

@@ -153,7 +153,7 @@ def _spark_location(source: Source) -> str:
 
 
 def _numbered_groups(pattern: MessagePattern) -> list[tuple[str, int]]:
-    """(group name, group number) in number order: Java numbers groups as the regex module does."""
+    """(group name, group number) in number order: Java numbers groups as Python does."""
     return sorted(pattern.compiled.groupindex.items(), key=lambda item: item[1])
 
 

@@ -1,5 +1,6 @@
 """One regex dialect for every engine: each catalog regex extracts the same fields from its examples
-in the Python `regex` module, in polars (Rust `regex`) and in java.util.regex (Spark's dialect).
+in Python's `re` (the bundled catalogs on the polars engine), the `regex` module (users' catalogs,
+for its time limit), polars (Rust `regex`) and java.util.regex (Spark's dialect).
 
 Scenario: a catalog author writes a pattern that works in Python but that Rust or Java reads
 differently (a look-around, a possessive quantifier, `\\Z`, a leading `]` in a class…). The polars
@@ -15,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rebalance_doctor.catalog import load_catalog, portability_problems
+from rebalance_doctor.catalog import compile_portable, load_catalog, portability_problems
 from rebalance_doctor.schema import FIELD_BY_GROUP
 
 CATALOG = load_catalog()
@@ -38,16 +39,25 @@ CASES = _cases()
 
 
 def _groups(regex: str) -> list[str]:
-    import regex as re_module
-
-    return list(re_module.compile(regex).groupindex)
+    return list(compile_portable(regex).groupindex)
 
 
 def _python(regex: str, text: str) -> dict[str, str | None] | None:
-    import regex as re_module
-
-    m = re_module.search(regex, text)
+    m = compile_portable(regex).search(text)
     return None if m is None else {name: m.group(name) for name in _groups(regex)}
+
+
+def test_regex_module_extracts_what_re_extracts():
+    """A user's catalog runs in the `regex` module (time-limited), the bundled one in `re`: one meaning."""
+    import regex as regex_module
+
+    mismatches = []
+    for case_id, regex, text in CASES:
+        m = regex_module.search(regex, text)
+        got = None if m is None else {name: m.group(name) for name in _groups(regex)}
+        if got != _python(regex, text):
+            mismatches.append(f"{case_id}: re {_python(regex, text)} regex {got}")
+    assert not mismatches, "\n".join(mismatches[:20])
 
 
 def test_rust_regex_extracts_what_python_extracts():
