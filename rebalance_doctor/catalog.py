@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import regex
-import yaml
 
 from .schema import CAUSES, COLUMN_NAMES, COMPONENTS, FIELD_BY_GROUP, INTEGER_FIELDS, KINDS, SYMPTOM
 
@@ -156,22 +155,29 @@ def portability_problems(source: str, allowed_groups: frozenset[str] | set[str])
 # --------------------------------------------------------------------------- YAML with lines
 
 
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when available: 8× faster
-    """A safe loader that records the line of every mapping as ``__line__``."""
+@functools.cache
+def _line_loader() -> type:
+    """A safe loader (libyaml when available: 8× faster) that records the line of every mapping as
+    ``__line__``. Built on first use: runs that find the catalog cached never import yaml (50 ms)."""
+    import yaml
 
+    class LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        pass
 
-def _mapping_with_line(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
-    mapping = loader.construct_mapping(node, deep=True)
-    mapping["__line__"] = node.start_mark.line + 1
-    return mapping
+    def mapping_with_line(loader: LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
+        mapping = loader.construct_mapping(node, deep=True)
+        mapping["__line__"] = node.start_mark.line + 1
+        return mapping
 
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_with_line)
+    LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping_with_line)
+    return LineLoader
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_line_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise CatalogError(path, (mark.line + 1) if mark else 1, f"not valid YAML: {exc}") from None

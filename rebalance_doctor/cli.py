@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 from rich.text import Text
@@ -683,7 +683,23 @@ POLARS_ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
 def main() -> None:
     os.environ.setdefault(*POLARS_ALLOCATOR)  # before polars is first imported
     try:
-        app()
+        app()  # typer ends with sys.exit
     except KeyboardInterrupt:
         sys.stderr.write("rebalance-doctor: interrupted\n")
-        sys.exit(int(ExitStatus.INTERRUPTED))
+        _leave(int(ExitStatus.INTERRUPTED))
+    except SystemExit as done:
+        if done.code is not None and not isinstance(done.code, int):
+            raise
+        _leave(done.code or 0)
+
+
+def _leave(status: int) -> NoReturn:
+    """Exit once the output is out, without the interpreter's teardown: freeing the event table, the
+    catalog and the modules object by object took 0.17 s after a 1 GB run. A run that started Spark
+    gets the ordinary exit, so that PySpark's own exit handlers run."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe (| head) or stream
+            stream.flush()
+    if "pyspark" in sys.modules:
+        sys.exit(status)
+    os._exit(status)

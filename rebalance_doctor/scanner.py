@@ -10,9 +10,12 @@ per-event Python work would serialise threads on the GIL).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import pickle
 import signal
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -207,7 +210,7 @@ class LocalScanner:
                 unit_done(unit[0])
         else:
             spawn = multiprocessing.get_context("spawn")  # never fork a process whose threads hold locks
-            with ProcessPoolExecutor(helpers, spawn, _start_worker, (self.catalog, self.collect_unmatched)) as pool:
+            with _shipped(self.catalog) as catalog_file, ProcessPoolExecutor(helpers, spawn, _start_worker, (catalog_file, self.collect_unmatched)) as pool:
                 futures = [pool.submit(_scan_in_worker, task) for task in tasks]
                 try:
                     self._share(tasks, futures, merge)
@@ -347,14 +350,26 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         process.terminate()
 
 
+@contextlib.contextmanager
+def _shipped(catalog: Catalog) -> Iterator[str]:
+    """The catalog pickled into a temporary file for the scan processes. Handed over as a start-up
+    argument instead, its 500 KB would overflow the pipe to a starting process and hold this one
+    until that process had started and read it all (measured: 0.26 s in which this one scans nothing)."""
+    with tempfile.NamedTemporaryFile(prefix="rebalance-doctor-catalog-", suffix=".pickle") as file:
+        pickle.dump(catalog, file, protocol=pickle.HIGHEST_PROTOCOL)
+        file.flush()
+        yield file.name
+
+
 _worker: LocalScanner | None = None
 
 
-def _start_worker(catalog: Catalog, collect_unmatched: bool) -> None:
+def _start_worker(catalog_file: str, collect_unmatched: bool) -> None:
     """A scan process: Ctrl-C is the parent's to handle (it stops the pool and exits 130)."""
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker = LocalScanner(catalog, collect_unmatched)
+    with open(catalog_file, "rb") as file:
+        _worker = LocalScanner(pickle.load(file), collect_unmatched)
 
 
 def _scan_in_worker(task: list[Unit]) -> list[FileScan]:
