@@ -29,7 +29,7 @@ import numpy as np
 from .catalog import Catalog
 from .events import MessageMatch, build_event, match_message
 from .extent import record_lines
-from .inputs import BINARY_SNIFF, InputError, Source, looks_binary, read_blocks, read_head, spans
+from .inputs import BINARY_SNIFF, BLOCK_SIZE, InputError, Source, looks_binary, read_blocks, read_head, spans
 from .prefilter import NEWLINE, LineHit, Prefilter, best_prefilter
 from .records import EnvelopeReader
 
@@ -81,6 +81,8 @@ def _non_ascii_lines(block: bytes) -> list[tuple[int, int]]:
     """Byte ranges (whole lines) holding non-ASCII text. Logs are almost all ASCII, so only these
     few lines need UTF-8 validation and a search for U+FFFD."""
     ranges: list[tuple[int, int]] = []
+    if block.isascii():  # one pass, twice as fast as the pieces
+        return ranges
     for piece in range(0, len(block), ASCII_PIECE):
         if block[piece : piece + ASCII_PIECE].isascii():
             continue
@@ -139,11 +141,14 @@ def _unreadable_offsets(block: bytes, ranges: list[tuple[int, int]]) -> list[int
 
 
 class LineIndex:
-    """Line numbers of byte offsets in a block, counting its newlines with numpy (4× faster than
-    ``bytes.count``)."""
+    """Line numbers of byte offsets in a block, counting its newlines with numpy (3× faster than
+    ``bytes.count``). The newline mask is written into ``scratch`` when it is large enough: a fresh
+    8 MB mask per block tripled the cost (page faults)."""
 
-    def __init__(self, block: bytes):
-        self._newline = np.frombuffer(block, np.uint8) == NEWLINE[0]
+    def __init__(self, block: bytes, scratch: np.ndarray | None = None):
+        data = np.frombuffer(block, np.uint8)
+        out = scratch[: len(data)] if scratch is not None and len(scratch) >= len(data) else None
+        self._newline = np.equal(data, NEWLINE[0], out=out)
         self.total = int(np.count_nonzero(self._newline)) + (bool(block) and not block.endswith(NEWLINE))
 
     def numbers(self, offsets: list[int]) -> list[int]:
@@ -163,6 +168,7 @@ class LocalScanner:
         self.catalog = catalog
         self.collect_unmatched = collect_unmatched
         self.prefilter = prefilter or best_prefilter(catalog.anchors, catalog.relevance_words)
+        self._newline_scratch = np.empty(BLOCK_SIZE, bool)  # LineIndex's mask, block after block
 
     def scan(
         self,
@@ -271,7 +277,7 @@ class LocalScanner:
     def scan_block(self, block: bytes, source: Source, zone: tzinfo) -> FileScan:
         block, suspect = readable(block)
         hits = self.prefilter.hits(block)
-        lines = LineIndex(block)
+        lines = LineIndex(block, self._newline_scratch)
         total = lines.total
         numbered = dict(zip(lines.numbers([hit.start for hit in hits]), hits, strict=True))
         matches = self._match(block, numbered)
