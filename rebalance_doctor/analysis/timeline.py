@@ -96,25 +96,35 @@ def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, l
     """
     offset = {s.file: timedelta(milliseconds=s.skew_ms) for s in skews}
     timelines: dict[str, list[Event]] = defaultdict(list)
-    last_group: dict[tuple[str, str, str], str] = {}
-    file_group: dict[tuple[str, str], str] = {}  # a Streams client's own lines name no group: its consumer's do
     shift = pl.col("file").replace_strict(offset, default=timedelta(0), return_dtype=pl.Duration("us")) if offset else timedelta(0)
     columns = python_columns(events.with_columns(at=pl.col("ts") - shift).select(*COLUMN_NAMES, "at"))
+    columns["group_id"] = _timeline_groups(columns)
     for event in map(Event._make, zip(*columns.values(), strict=True)):
-        participant = event.participant
         if event.group_id is not None:
-            if event.component != "broker":
-                last_group[participant] = file_group[participant[:2]] = event.group_id
-        elif event.component != "broker" and (inherited := last_group.get(participant) or file_group.get(participant[:2])):
-            event = event._replace(group_id=inherited)
-        elif event.kind in GROUPLESS_KINDS:
-            event = event._replace(group_id=UNNAMED_GROUP)  # e.g. a Streams assignor line: the group is never printed
-        else:
-            continue
-        timelines[event.group_id].append(event)
+            timelines[event.group_id].append(event)
     for timeline in timelines.values():
         _order(timeline)
     return dict(timelines)
+
+
+def _timeline_groups(columns: dict[str, list[Any]]) -> list[str | None]:
+    """The group each event belongs to (None: to none), computed on the columns before any event exists
+    (replacing the field of 10,000 named tuples afterwards took 0.1 s)."""
+    last_group: dict[tuple[str, str, str], str] = {}
+    file_group: dict[tuple[str, str], str] = {}  # a Streams client's own lines name no group: its consumer's do
+    groups: list[str | None] = []
+    rows = zip(columns["group_id"], columns["component"], columns["kind"], columns["file"], columns["node"], columns["client_id"], columns["thread"], strict=True)
+    for group, component, kind, file, node, client, thread in rows:
+        participant = file, node or "", client or thread or ""  # as Event.participant
+        if group is not None:
+            if component != "broker":
+                last_group[participant] = file_group[participant[:2]] = group
+        elif component != "broker" and (inherited := last_group.get(participant) or file_group.get(participant[:2])):
+            group = inherited
+        elif kind in GROUPLESS_KINDS:
+            group = UNNAMED_GROUP  # e.g. a Streams assignor line: the group is never printed
+        groups.append(group)
+    return groups
 
 
 def _order(timeline: list[Event]) -> None:
