@@ -118,3 +118,25 @@ def test_spans_scanned_in_worker_processes_give_the_one_pass_table(tmp_path: Pat
     assert [s.buckets for s in spans.scans] == [s.buckets for s in one_pass.scans]
     first = spans.events.row(0, named=True)
     assert Path(first["file"]).read_text().splitlines()[first["line"] - 1].endswith(first["raw"].split("\n")[0][-40:])
+
+
+def test_a_scan_process_starts_without_holding_this_one():
+    """What a scan process is handed at start-up fits in a pipe's 64 KB buffer, so starting it never
+    waits for it to read; the 500 KB catalog travels through a file it reads itself."""
+    import pickle
+    import signal
+
+    from rebalance_doctor import scanner
+
+    catalog = load_catalog()
+    assert len(pickle.dumps(catalog)) > 64 * 1024  # what used to be handed over
+    interrupt = signal.getsignal(signal.SIGINT)  # a scan process ignores Ctrl-C; this test process must not
+    try:
+        with scanner._shipped(catalog) as catalog_file:
+            assert len(pickle.dumps((scanner._start_worker, (catalog_file, False)))) < 4096
+            scanner._start_worker(catalog_file, False)
+        assert scanner._worker is not None
+        assert [p.id for p in scanner._worker.catalog.patterns] == [p.id for p in catalog.patterns]
+    finally:
+        signal.signal(signal.SIGINT, interrupt)
+        scanner._worker = None
