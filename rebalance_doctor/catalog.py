@@ -443,9 +443,10 @@ def _compile_checked(source: str, allowed: frozenset[str] | set[str], path: Path
     problems = portability_problems(source, allowed)
     if problems:
         raise CatalogError(path, line, "regex is not portable: " + "; ".join(dict.fromkeys(problems)))
-    try:
+    try:  # both Python engines: the bundled catalogs run in re, users' in regex (RegexEntry.compiled)
         regex.compile(source)
-    except regex.error as exc:
+        compile_portable(source)
+    except (regex.error, re.error) as exc:
         raise CatalogError(path, line, f"regex does not compile: {exc}") from None
 
 

@@ -129,3 +129,17 @@ def test_non_portable_constructs_are_rejected(regex: str, problem: str):
 def test_portable_constructs_are_accepted():
     regex = r"Preparing to re(?:balance|stabilize) group (?<groupId>.+?) with old generation (?<generation>-?\d+)(?: \(reason: (?<reason>[^)]*)\))?[\s*]*$"
     assert portability_problems(regex, set(FIELD_BY_GROUP)) == []
+
+
+def test_a_regex_that_does_not_compile_stops_loading_at_its_line(tmp_path: Path):
+    """Checked at load time in both Python engines (bundled catalogs run in `re`, users' in `regex`),
+    never at the first line that would reach it mid-scan."""
+    from rebalance_doctor.catalog import CatalogError
+
+    (tmp_path / "site.yaml").write_text(
+        "component: consumer\npatterns:\n  - id: site.bad\n    kind: diagnostic\n    since: 3.0.0\n"
+        "    anchor: 'Site notice '\n    regex: 'Site notice for group (?<groupId>\\S+'\n"
+        "    examples:\n      - line: 'Site notice for group g1'\n"
+    )
+    with pytest.raises(CatalogError, match=r"site\.yaml:3: regex does not compile"):
+        load_catalog((str(tmp_path),))
