@@ -588,9 +588,9 @@ def _yaml_files(directory: Path) -> list[Path]:
 
 
 def _bundled_catalog() -> Catalog:
-    """The bundled catalogs, validated once per content: later runs unpickle the result (~10 ms)."""
+    """The bundled catalogs, validated once per install and content: later runs unpickle the result (~10 ms)."""
     files = _yaml_files(BUNDLED_DIR)
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(str(BUNDLED_DIR).encode())  # entries name their files: another install has its own
     for path in (Path(__file__), Path(__file__).with_name("schema.py"), *files):  # the validator is part of the key
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rebalance-doctor" / f"catalog-{digest.hexdigest()[:24]}.pickle"
