@@ -288,16 +288,22 @@ def raw_head(source: Source) -> bytes:
         return b""
 
 
-def spans(source: Source) -> list[tuple[int, int] | None]:
-    """Byte ranges of a plain local file, SPAN_SIZE each, that can be scanned in parallel (``[None]``:
-    one pass over the whole input — stdin, gzip, re-encoded text, small files). A line belongs to the
-    span holding its first byte, so spans tile the file's lines exactly."""
+def spans(source: Source, span_size: Callable[[int], int] | None = None) -> list[tuple[int, int] | None]:
+    """Byte ranges of a plain local file that can be scanned in parallel (``[None]``: one pass over the
+    whole input — stdin, gzip, re-encoded text, small files). ``span_size(offset)`` is the size of the
+    span starting at ``offset`` (SPAN_SIZE when not given). A line belongs to the span holding its
+    first byte, so spans tile the file's lines exactly."""
+    size_at = span_size or (lambda offset: SPAN_SIZE)
     size = source.size
-    if source.path is None or size <= SPAN_SIZE:
+    if source.path is None or size <= size_at(0):
         return [None]
     if stored_form(raw_head(source)) != PLAIN or not source.path.is_file():
         return [None]
-    return [(start, min(start + SPAN_SIZE, size)) for start in range(0, size, SPAN_SIZE)]
+    ranges, start = [], 0
+    while start < size:
+        ranges.append((start, min(start + size_at(start), size)))
+        start = ranges[-1][1]
+    return ranges
 
 
 PROBE_SIZE = 64 * 1024  # how far a block boundary looks for a newline per read

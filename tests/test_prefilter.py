@@ -140,3 +140,32 @@ def test_a_scan_process_starts_without_holding_this_one():
     finally:
         signal.signal(signal.SIGINT, interrupt)
         scanner._worker = None
+
+
+def test_the_last_units_of_work_are_small_so_the_scan_processes_finish_together(tmp_path: Path, monkeypatch):
+    """Scenario: the 1 GB benchmark's layout, 12 files of 85 MB. Work starts in 64 MB spans and ends in
+    4 MB ones: a scan process has two tasks committed that no other process can take, so 64 MB spans
+    to the end left one process idle while another scanned them. The units still tile every file."""
+    from datetime import timezone
+
+    from rebalance_doctor import inputs, scanner
+
+    monkeypatch.setattr(scanner, "SCAN_PROCESSES", 2)
+    sources = []
+    for order in range(12):
+        path = tmp_path / f"app-{order}.log"
+        with path.open("wb") as handle:  # sparse: sizes are what matter here
+            handle.write(b"2024-05-01 10:00:00,000 INFO noise\n")
+            handle.truncate(85 * 1024 * 1024)
+        sources.append(inputs.Source(str(path), path, order))
+    units = scanner.work_units(sources, {s.order: timezone.utc for s in sources})
+
+    sizes = [stop - start for _, (start, stop), _, _ in units]
+    assert max(sizes) == inputs.SPAN_SIZE == sizes[0]
+    assert sizes[-3:-1] == [scanner.TAIL_BYTES] * 2 and sizes[-1] <= scanner.TAIL_BYTES
+    for source in sources:
+        ranges = [span for unit_source, span, _, _ in units if unit_source is source]
+        assert ranges[0][0] == 0 and ranges[-1][1] == source.size
+        assert all(previous[1] == span[0] for previous, span in zip(ranges, ranges[1:]))
+    tasks = scanner._batches(units)
+    assert [len(task) for task in tasks] == [1] * len(units)  # no span is large enough to batch with another
