@@ -10,6 +10,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/python -m compileall -q rebalance_doctor  # what pip does for a wheel; PYTHONDONTWRITEBYTECODE=1 machines never cache it
 	touch $(STAMP)
 
 demo: $(STAMP)
