@@ -409,6 +409,11 @@ class Catalog:
         return compile_portable("|".join(f"(?:{uncaptured(p.regex)})" for p in self.outer_prefixes))
 
     @functools.cached_property
+    def node_prefixes(self) -> list[ContextPrefix]:
+        """The outer prefixes that name a node (docker-compose, kubectl --prefix)."""
+        return [p for p in self.outer_prefixes if "(?<node>" in p.regex]
+
+    @functools.cached_property
     def priority(self) -> dict[str, int]:
         """Catalog order decides between two patterns matching one line: earlier wins."""
         return {p.id: i for i, p in enumerate(self.patterns)}

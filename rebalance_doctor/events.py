@@ -25,6 +25,8 @@ def candidate_patterns(text: str, catalog: Catalog, anchors: list[str] | None = 
     if anchors is None:
         anchors = [anchor for anchor in catalog.anchors if anchor in text]
     by_anchor, priority = catalog.patterns_by_anchor, catalog.priority
+    if len(anchors) == 1:  # most hit lines: the anchor's patterns are in catalog order already
+        return by_anchor.get(anchors[0], [])
     return sorted({p.id: p for a in anchors for p in by_anchor.get(a, ())}.values(), key=lambda p: priority[p.id])
 
 

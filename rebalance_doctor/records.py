@@ -186,11 +186,13 @@ class EnvelopeReader:
 def node_prefix(line: str, catalog: Catalog) -> str:
     """The docker-compose / kubectl prefix that starts a line ('' when none): every line of a
     multi-line record carries it again, so continuation is judged after it."""
-    for prefix in catalog.outer_prefixes:
-        if "(?<node>" in prefix.regex:
-            m = prefix.compiled.match(line)
-            if m:
-                return m.group(0)
+    any_outer = catalog.any_outer_prefix
+    if any_outer is None or not any_outer.match(line):  # most lines: one regex instead of one per prefix
+        return ""
+    for prefix in catalog.node_prefixes:
+        m = prefix.compiled.match(line)
+        if m:
+            return m.group(0)
     return ""
 
 
