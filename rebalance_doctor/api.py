@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
-import polars as pl
-
 from .catalog import Catalog, load_catalog
 from .inputs import Expansion, Source, expand
 from .records import parse_zone
@@ -24,6 +22,8 @@ from .schema import BUCKETS
 from .table import TableBuilder, filter_table
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from .spark_engine import SparkSettings
 
 ENGINES = ("polars", "spark")

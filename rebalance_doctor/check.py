@@ -31,6 +31,7 @@ from rich.text import Text
 
 from .analysis.model import Analysis, Evidence, GroupAnalysis, Rebalance
 from .catalog import CatalogError
+from .durations import parse_duration
 from .printers import visible
 from .report import evidence_line, duration, generation_label, member_label, plural
 from .schema import CAUSES
@@ -82,17 +83,6 @@ def _checks_something(rules: Rules) -> bool:
 
 def _is_glob(pattern: str) -> bool:
     return any(ch in pattern for ch in "*?[")
-
-
-def parse_duration(value: str | int) -> int:
-    """Milliseconds from ``600000`` (ms), ``'250ms'``, ``'90s'``, ``'10m'``, ``'1h'``."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*", value) if isinstance(value, str) else None
-    if not match:
-        raise ValueError(f"{value!r} is not a duration (e.g. 600000, 250ms, 90s, 10m, 1h)")
-    factor = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}[match.group(2)]
-    return int(float(match.group(1)) * factor)
 
 
 def _causes(value: Any) -> frozenset[str]:

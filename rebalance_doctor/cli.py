@@ -164,12 +164,12 @@ def _spark(options: LogOptions):
 
 
 def _load(paths, options: LogOptions):
-    """Load logs (or an event store) through the library, report problems and line buckets on stderr."""
+    """Load logs (or an event store) through the library, report problems and line buckets on stderr.
+    Modules that import polars are imported after this returns (here and in the commands): polars
+    takes 0.2 s to import, which the scan processes spend starting up instead of waiting for it."""
     from .api import load
     from .catalog import CatalogError
-    from .printers import bucket_summary, print_unmatched
     from .spark_engine import SparkEngineError, SparkSettings
-    from .store import StoreError
 
     try:
         if options.events is not None:
@@ -191,8 +191,11 @@ def _load(paths, options: LogOptions):
                 )
     except CatalogError as exc:
         raise _fail(f"bad catalog entry: {exc}") from None
-    except (ValueError, SparkEngineError, StoreError) as exc:  # e.g. an unknown --tz zone, Spark not reachable
+    except (ValueError, SparkEngineError) as exc:  # e.g. an unknown --tz zone, Spark not reachable
         raise _fail(str(exc)) from None
+
+    from .printers import bucket_summary, print_unmatched
+
     err = ENV.err
     for problem in logs.problems:
         err.print(Text(f"rebalance-doctor: {problem}", style="yellow"))
@@ -210,12 +213,15 @@ def _read_store(paths, options: LogOptions):
     """An event store instead of logs, with the same event filters."""
     from dataclasses import replace
 
-    from .store import read_events
+    from .store import StoreError, read_events
     from .table import filter_table
 
     if paths:
         raise _fail("give log paths or --events, not both")
-    logs = read_events(options.events, spark=_spark(options))
+    try:
+        logs = read_events(options.events, spark=_spark(options))
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
     events = filter_table(logs.events, since=_parse_time(options.since, "--since"), until=_parse_time(options.until, "--until"),
                           groups=tuple(options.group), members=tuple(options.member))
     return replace(logs, events=events)
@@ -271,11 +277,12 @@ def events(
 
         rebalance-doctor events broker-*/server.log -o events.parquet --group orders
     """
+    _check_kinds(kind)
+    logs = _load(paths, options)
+
     from .printers import print_table, write_csv, write_file, write_ndjson
     from .table import filter_table
 
-    _check_kinds(kind)
-    logs = _load(paths, options)
     table = filter_table(logs.events, kinds=tuple(kind))
     if output is not None:
         try:
@@ -313,10 +320,11 @@ def ingest(
 
         rebalance-doctor report --events events/ --group orders
     """
+    logs = _load(paths, options)
+
     from .spark_engine import SparkEngineError
     from .store import StoreError, write_events
 
-    logs = _load(paths, options)
     try:
         write_events(logs, output, spark=_spark(options), overwrite=force)
     except (StoreError, SparkEngineError) as exc:
@@ -350,9 +358,10 @@ def report(
 
         rebalance-doctor report logs/ --format html -o incident.html
     """
+    analysis = _analyze(paths, options, probing_interval)
+
     from .printers import write_atomically
 
-    analysis = _analyze(paths, options, probing_interval)
     if format is ReportFormat.png:
         from .picture import timeline_png
 
@@ -423,26 +432,28 @@ def timeline(
 
         rebalance-doctor timeline logs/ --group orders --since 2024-10-24T12:00Z
     """
+    analysis = _analyze(paths, options)
+
     from .terminal_timeline import print_timeline
 
-    analysis = _analyze(paths, options)
     print_timeline(analysis, ENV.out)
     _exit_1_when_nothing_found(analysis.events)
 
 
 def _analyze(paths, options: LogOptions, probing_interval: str = "10m"):
     """Load the logs and analyze them with the catalog's version ranges (shared by report, timeline, check)."""
-    from .analysis import analyze
-
     interval_ms = _parse_duration(probing_interval, "--probing-interval")
     logs = _load(paths, options)
+
+    from .analysis import analyze
+
     versions = {p.id: (p.since, p.until) for p in _catalog(options.patterns).patterns}
     return analyze(logs.events, probing_interval_ms=interval_ms, buckets=dict(logs.buckets), pattern_versions=versions)
 
 
 def _parse_duration(value: str, option: str) -> int:
     """'600000' (ms), '10m', '90s', '1h' → milliseconds."""
-    from .check import parse_duration
+    from .durations import parse_duration
 
     try:
         return parse_duration(value)
@@ -519,16 +530,17 @@ def grep(
 
         kubectl logs -l app=orders --prefix | rebalance-doctor grep -k poll_timeout
     """
-    import polars as pl
-
-    from .printers import print_counts, print_grep, write_ndjson
-    from .table import filter_table
-
     _check_kinds(kind)
     args = list(args or [])
     if text is None and args and _is_text_not_path(args[0]):
         text, args = args[0], args[1:]
     logs = _load(args, options)
+
+    import polars as pl
+
+    from .printers import print_counts, print_grep, write_ndjson
+    from .table import filter_table
+
     table = filter_table(logs.events, kinds=tuple(kind), generations=tuple(generation))
     if text is not None:
         smart_case = "" if any(ch.isupper() for ch in text) else "(?i)"

@@ -3,17 +3,21 @@
 Canonical order is time, then the order the user gave the files, then line number. A line with no
 timestamp sorts right after the previous timestamped line of its own file (it happened after it),
 and a file with no timestamps at all keeps its own order after every timestamped event.
+
+polars is imported where it is first used, not with this module: ``load`` collects rows while the
+scan processes start, and they need not wait for polars' 0.2 s import.
 """
 
 from __future__ import annotations
 
 import fnmatch
 from datetime import datetime
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from .schema import empty_table, polars_schema
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class TableBuilder:
@@ -32,6 +36,8 @@ class TableBuilder:
             self._compact()
 
     def _compact(self) -> None:
+        import polars as pl
+
         if self._rows:
             self._frames.append(pl.DataFrame(self._rows, schema=polars_schema(), orient="row"))
             self._rows = []
@@ -45,6 +51,8 @@ class TableBuilder:
 
     def _take_frames(self) -> pl.DataFrame:
         """The chunks as one table, no longer referenced here (so sorting can release them)."""
+        import polars as pl
+
         table = pl.concat(self._frames, rechunk=False)
         self._frames = []
         return table
@@ -55,6 +63,8 @@ def canonical_sort(table: pl.DataFrame, file_order: dict[str, int]) -> pl.DataFr
     time, each column released once gathered (when the caller holds no other reference to the
     table): the peak is the table plus one column. Sorting the table itself copied it at every
     step, the peak memory of a 5 GB input."""
+    import polars as pl
+
     order = pl.col("file").replace_strict(file_order, default=len(file_order), return_dtype=pl.Int64)
     rows = (
         table.select(order.alias("file_order"), "line", "ts")
@@ -72,6 +82,8 @@ def canonical_sort(table: pl.DataFrame, file_order: dict[str, int]) -> pl.DataFr
 
 def _matches_any(column: str, patterns: tuple[str, ...]) -> pl.Expr:
     """Exact or glob (``orders-*``) match of a text column against any of ``patterns``."""
+    import polars as pl
+
     exprs = []
     for pattern in patterns:
         if any(ch in pattern for ch in "*?["):  # a glob, unless it names a group exactly (ids may hold brackets)
@@ -97,6 +109,8 @@ def filter_table(
     A time window drops events that have no timestamp (they cannot be placed in it). Members are
     matched as substrings of the member id, client id or group instance id.
     """
+    import polars as pl
+
     if since is not None:
         table = table.filter(pl.col("ts") >= since)
     if until is not None:
