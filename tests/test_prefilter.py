@@ -169,3 +169,49 @@ def test_the_last_units_of_work_are_small_so_the_scan_processes_finish_together(
         assert all(previous[1] == span[0] for previous, span in zip(ranges, ranges[1:]))
     tasks = scanner._batches(units)
     assert [len(task) for task in tasks] == [1] * len(units)  # no span is large enough to batch with another
+
+
+def _imports_when(argv: list[str], moment: str) -> dict[str, bool]:
+    """Which heavy modules a fresh ``rebalance-doctor ARGV`` process has imported at ``moment``:
+    "pool" (its scan processes start; every input is a task of its own) or "exit"."""
+    import json
+    import subprocess
+
+    probe_pool = """
+import rebalance_doctor.scanner as scanner
+start_pool = scanner.ProcessPoolExecutor
+def probed(*args, **kwargs):
+    seen.setdefault("pool", heavy())
+    return start_pool(*args, **kwargs)
+scanner.ProcessPoolExecutor = probed
+scanner.PARALLEL_MIN_BYTES = scanner.BATCH_BYTES = 0
+"""
+    probe = f"""
+import json, sys
+heavy = lambda: {{name: name in sys.modules for name in ("polars", "pyspark", "numpy")}}
+seen = {{}}
+{probe_pool if moment == "pool" else ""}
+sys.argv = ["rebalance-doctor", *{argv!r}]
+from rebalance_doctor import cli
+try:
+    cli.app()
+except SystemExit:
+    pass
+seen["exit"] = heavy()
+sys.__stderr__.write("PROBE" + json.dumps(seen) + "\\n")
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    return json.loads(done.stderr.rsplit("PROBE", 1)[1])[moment]
+
+
+def test_help_starts_without_the_table_or_spark_libraries():
+    """`--help` answers at once: polars, pyspark and numpy are never imported for it."""
+    assert _imports_when(["--help"], "exit") == {"polars": False, "pyspark": False, "numpy": False}
+
+
+def test_the_scan_processes_start_before_polars_is_imported(tmp_path: Path):
+    """polars takes 0.2 s to import: `events`, `grep` and `report` start their scan processes first,
+    so that those spend the time starting up instead of waiting for it."""
+    generate.generate(tmp_path, size=400_000, files=2, rebalance_ratio=0.01, groups=3, seed=3)
+    for command in (["events"], ["grep", "-c"], ["report"]):
+        assert _imports_when([*command, str(tmp_path)], "pool")["polars"] is False, command
