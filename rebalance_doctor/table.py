@@ -11,13 +11,17 @@ scan processes start, and they need not wait for polars' 0.2 s import.
 from __future__ import annotations
 
 import fnmatch
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from .schema import empty_table, polars_schema
+from .schema import COLUMN_NAMES, empty_table, polars_schema
 
 if TYPE_CHECKING:
     import polars as pl
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 class TableBuilder:
@@ -36,10 +40,16 @@ class TableBuilder:
             self._compact()
 
     def _compact(self) -> None:
+        """The rows as a DataFrame, column by column; timestamps go in as integer microseconds (polars
+        converts an aware datetime in 2 µs, three quarters of the whole conversion: 32 → 10 ms per chunk)."""
         import polars as pl
 
         if self._rows:
-            self._frames.append(pl.DataFrame(self._rows, schema=polars_schema(), orient="row"))
+            columns = {name: [row[name] for row in self._rows] for name in COLUMN_NAMES}
+            columns["ts"] = [None if ts is None else (ts - _EPOCH) // _MICROSECOND for ts in columns["ts"]]
+            schema = polars_schema()
+            frame = pl.DataFrame(columns, schema={**schema, "ts": pl.Int64})
+            self._frames.append(frame.with_columns(pl.col("ts").cast(schema["ts"])))
             self._rows = []
 
     def build(self, file_order: dict[str, int]) -> pl.DataFrame:
@@ -75,7 +85,7 @@ def canonical_sort(table: pl.DataFrame, file_order: dict[str, int]) -> pl.DataFr
     )["row"]
     gathered = []
     for name in table.columns:
-        gathered.append(table.get_column(name).gather(rows))
+        gathered.append(table.get_column(name).rechunk().gather(rows))  # a gather across chunks took 3× as long
         table = table.drop(name)
     return pl.DataFrame(gathered)
 
