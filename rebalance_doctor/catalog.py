@@ -241,9 +241,46 @@ def _has_top_level_alternation(pattern: str) -> bool:
     return False
 
 
+def _optional_group_end(pattern: str) -> int | None:
+    """Where a leading group that may match nothing (``(…)?``, ``(…)*``, lazy or not) ends, or None."""
+    if not pattern.startswith("(") or pattern.startswith("(?i)"):
+        return None
+    depth, escaped, in_class = 0, False, False
+    for index, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                quantifier = pattern[index + 1 : index + 2]
+                if quantifier not in ("?", "*"):
+                    return None
+                return index + 2 + (pattern[index + 2 : index + 3] == "?")
+    return None
+
+
+def required_text(pattern: str) -> str:
+    """Literal text every match of ``pattern`` contains ('' when none is found): a cheap substring test
+    that spares most regex searches on texts that cannot match. It is the pattern's literal start after
+    any leading groups that may match nothing (the optional broker prefix of the reason rules), and
+    nothing for a case-insensitive pattern."""
+    if pattern.startswith("(?i)"):
+        return ""
+    while (end := _optional_group_end(pattern)) is not None:
+        pattern = pattern[end:]
+    return required_prefix(pattern)
+
+
 def required_prefix(pattern: str) -> str:
-    """The literal text every match of ``pattern`` starts with ('' when there is none): a cheap
-    substring test that spares most regex searches on lines that cannot match."""
+    """The literal text every match of ``pattern`` starts with ('' when there is none)."""
     if _has_top_level_alternation(pattern):
         return ""
     literal, i = [], 1 if pattern.startswith("^") else 0
@@ -318,8 +355,8 @@ class RegexEntry:
         return BoundedPattern(regex.compile(self.regex), self)
 
     @functools.cached_property
-    def required_prefix(self) -> str:
-        return required_prefix(self.regex)
+    def required_text(self) -> str:
+        return required_text(self.regex)
 
     @property
     def where(self) -> str:

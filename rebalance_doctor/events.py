@@ -43,7 +43,7 @@ def classify_reason(reason: str, catalog: Catalog) -> tuple[str, dict[str, str]]
     """The cause a reason text names (first rule of patterns/reasons.yaml that matches), with the
     member it names."""
     for rule in catalog.reasons:
-        if rule.required_prefix not in reason:
+        if rule.required_text not in reason:
             continue
         m = rule.compiled.search(reason)
         if m:

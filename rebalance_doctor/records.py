@@ -200,7 +200,7 @@ def context_fields(message: str, catalog: Catalog) -> dict[str, str]:
     """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …)."""
     fields: dict[str, str] = {}
     for prefix in catalog.context_prefixes:
-        if prefix.required_prefix not in message:
+        if prefix.required_text not in message:
             continue
         m = prefix.compiled.search(message)
         if not m:

@@ -58,3 +58,12 @@ def _strip_outer(line: str) -> str:
         else:
             break
     return line
+
+
+@pytest.mark.parametrize("entry", CATALOG.reasons + CATALOG.context_prefixes, ids=lambda e: e.id)
+def test_the_literal_that_spares_a_search_is_in_every_text_the_regex_finds(entry) -> None:
+    """Reason rules and context prefixes are searched only in texts holding their required literal (the
+    start of the regex after an optional broker prefix): it must be in every example the regex finds."""
+    for example in entry.examples:
+        if entry.compiled.search(example.line):
+            assert entry.required_text in example.line, f"{entry.where}: {entry.required_text!r} not in {example.line!r}"
