@@ -49,7 +49,9 @@ def parse_zone(name: str | None) -> tzinfo:
 
 def parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | None:
     """Parse a timestamp in one of the layout formats; naive times are read in ``zone``."""
-    text = text.strip().translate(_DASHES)
+    text = text.strip()
+    if not text.isascii():
+        text = text.translate(_DASHES)
     try:
         if fmt == "epoch":
             return datetime.fromtimestamp(float(text), tz=timezone.utc)
@@ -58,13 +60,11 @@ def parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | None
             if not m:
                 return None
             year, month, day, hour, minute, second, frac, offset = m.groups()
-            micros = int((frac or "0").ljust(6, "0")[:6])
-            stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros)
             if offset:
-                stamp = stamp.replace(tzinfo=timezone.utc if offset == "Z" else parse_zone(offset))
-            else:
-                stamp = stamp.replace(tzinfo=zone)
-            return stamp.astimezone(timezone.utc)
+                zone = timezone.utc if offset == "Z" else parse_zone(offset)
+            micros = int(frac[:6].ljust(6, "0")) if frac else 0
+            stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros, zone)
+            return stamp if zone is timezone.utc else stamp.astimezone(timezone.utc)
         return datetime.strptime(text, fmt).replace(tzinfo=zone).astimezone(timezone.utc)
     except (ValueError, OverflowError, OSError):
         return None
