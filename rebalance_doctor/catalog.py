@@ -666,6 +666,9 @@ def load_catalog(extra_dirs: tuple[str, ...] = ()) -> Catalog:
     return catalog
 
 
+CONVERTED_FIELDS = INTEGER_FIELDS | {"leader"}  # what coerce_field changes even when it is given a string
+
+
 def coerce_field(name: str, value: Any) -> Any:
     """Turn an extracted string into the column's Python type (ints for integer columns)."""
     if value is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .catalog import Catalog, MessagePattern, coerce_field
+from .catalog import CONVERTED_FIELDS, Catalog, MessagePattern, coerce_field
 from .records import Envelope, EnvelopeReader, context_fields
 from .schema import COLUMN_NAMES, FIELD_BY_GROUP
 
@@ -54,18 +54,22 @@ def classify_reason(reason: str, catalog: Catalog) -> tuple[str, dict[str, str]]
 def event_fields(match: MessageMatch, envelope: Envelope, catalog: Catalog) -> dict[str, Any]:
     """Extracted fields: the message's own groups win over catalog constants and context prefixes;
     the reason's cause (and the member it names) fill what is still empty."""
-    fields: dict[str, Any] = dict(context_fields(envelope.message, catalog))
+    fields: dict[str, Any] = context_fields(envelope.message, catalog)
     if envelope.thread and "thread" not in fields:
         fields["thread"] = envelope.thread
     fields.update(match.pattern.constants)
-    fields.update({FIELD_BY_GROUP[group]: value for group, value in match.groups.items()})
+    for group, value in match.groups.items():
+        fields[FIELD_BY_GROUP[group]] = value
     if fields.get("reason") and "cause" not in fields:
         classified = classify_reason(fields["reason"], catalog)
         if classified:
             fields["cause"] = classified[0]
             for name, value in classified[1].items():
                 fields.setdefault(name, value)
-    return {name: coerce_field(name, value) for name, value in fields.items()}
+    return {
+        name: value if value.__class__ is str and name not in CONVERTED_FIELDS else coerce_field(name, value)
+        for name, value in fields.items()
+    }
 
 
 def build_event(
