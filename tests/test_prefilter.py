@@ -215,3 +215,19 @@ def test_the_scan_processes_start_before_polars_is_imported(tmp_path: Path):
     generate.generate(tmp_path, size=400_000, files=2, rebalance_ratio=0.01, groups=3, seed=3)
     for command in (["events"], ["grep", "-c"], ["report"]):
         assert _imports_when([*command, str(tmp_path)], "pool")["polars"] is False, command
+
+
+def test_a_scan_process_that_starts_after_the_scan_ended_leaves_quietly(tmp_path: Path):
+    """Scenario: 40 MB of logs; this process scans every span before the spawned one has started and
+    moves on without waiting for it. The late process finds the catalog file gone and does nothing:
+    no traceback on stderr, the same table."""
+    import signal
+
+    from rebalance_doctor import scanner
+
+    interrupt = signal.getsignal(signal.SIGINT)
+    try:
+        scanner._start_worker(str(tmp_path / "already-removed.pickle"), False)
+        assert scanner._worker is None
+    finally:
+        signal.signal(signal.SIGINT, interrupt)
