@@ -21,7 +21,7 @@ import hashlib
 import os
 import pickle
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,30 +221,8 @@ def compile_portable(pattern: str) -> re.Pattern:
     return re.compile(_named_groups_as(pattern, lambda name: f"(?P<{name}>"))
 
 
-def _has_top_level_alternation(pattern: str) -> bool:
-    depth, escaped, in_class = 0, False, False
-    for char in pattern:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            return True
-    return False
-
-
-def _optional_group_end(pattern: str) -> int | None:
-    """Where a leading group that may match nothing (``(…)?``, ``(…)*``, lazy or not) ends, or None."""
-    if not pattern.startswith("(") or pattern.startswith("(?i)"):
-        return None
+def _syntax(pattern: str) -> Iterator[tuple[int, str, int]]:
+    """(index, character, group depth after it) for each character of ``pattern`` outside escapes and classes."""
     depth, escaped, in_class = 0, False, False
     for index, char in enumerate(pattern):
         if escaped:
@@ -255,15 +233,24 @@ def _optional_group_end(pattern: str) -> int | None:
             in_class = char != "]"
         elif char == "[":
             in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                quantifier = pattern[index + 1 : index + 2]
-                if quantifier not in ("?", "*"):
-                    return None
-                return index + 2 + (pattern[index + 2 : index + 3] == "?")
+        else:
+            depth += (char == "(") - (char == ")")
+            yield index, char, depth
+
+
+def _has_top_level_alternation(pattern: str) -> bool:
+    return any(char == "|" and depth == 0 for _, char, depth in _syntax(pattern))
+
+
+def _optional_group_end(pattern: str) -> int | None:
+    """Where a leading group that may match nothing (``(…)?``, ``(…)*``, lazy or not) ends, or None."""
+    if not pattern.startswith("(") or pattern.startswith("(?i)"):
+        return None
+    for index, char, depth in _syntax(pattern):
+        if char == ")" and depth == 0:
+            if pattern[index + 1 : index + 2] not in ("?", "*"):
+                return None
+            return index + 2 + (pattern[index + 2 : index + 3] == "?")
     return None
 
 
