@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from . import inputs
 from .catalog import Catalog
 from .events import MessageMatch, build_event, match_message
 from .extent import record_lines
-from . import inputs
 from .inputs import BINARY_SNIFF, BLOCK_SIZE, InputError, Source, looks_binary, read_blocks, read_head, spans
 from .prefilter import NEWLINE, LineHit, Prefilter, best_prefilter
 from .records import EnvelopeReader

@@ -41,7 +41,7 @@ class TableBuilder:
 
     def _compact(self) -> None:
         """The rows as a DataFrame, column by column; timestamps go in as integer microseconds (polars
-        converts an aware datetime in 2 µs, three quarters of the whole conversion: 32 → 10 ms per chunk)."""
+        converts an aware datetime in 2 µs, most of the conversion: 32 → 19 ms per 8,192 rows)."""
         import polars as pl
 
         if self._rows:
