@@ -653,11 +653,13 @@ def load_catalog(extra_dirs: tuple[str, ...] = ()) -> Catalog:
     return catalog
 
 
-CONVERTED_FIELDS = INTEGER_FIELDS | {"leader"}  # what coerce_field changes even when it is given a string
+_CONVERTED_FIELDS = INTEGER_FIELDS | {"leader"}  # the columns whose text becomes another type
 
 
 def coerce_field(name: str, value: Any) -> Any:
     """Turn an extracted string into the column's Python type (ints for integer columns)."""
+    if value.__class__ is str and name not in _CONVERTED_FIELDS:  # most fields of every event: first, and cheap
+        return value
     if value is None:
         return None
     if name == "leader":

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .catalog import CONVERTED_FIELDS, Catalog, MessagePattern, coerce_field
+from .catalog import Catalog, MessagePattern, coerce_field
 from .records import Envelope, EnvelopeReader, context_fields
 from .schema import COLUMN_NAMES, FIELD_BY_GROUP
 
@@ -66,10 +66,7 @@ def event_fields(match: MessageMatch, envelope: Envelope, catalog: Catalog) -> d
             fields["cause"] = classified[0]
             for name, value in classified[1].items():
                 fields.setdefault(name, value)
-    return {
-        name: value if value.__class__ is str and name not in CONVERTED_FIELDS else coerce_field(name, value)
-        for name, value in fields.items()
-    }
+    return {name: coerce_field(name, value) for name, value in fields.items()}
 
 
 def build_event(
