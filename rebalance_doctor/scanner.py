@@ -23,9 +23,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from itertools import pairwise
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from . import inputs
 from .catalog import Catalog
@@ -34,6 +32,9 @@ from .extent import record_lines
 from .inputs import BINARY_SNIFF, BLOCK_SIZE, InputError, Source, looks_binary, read_blocks, read_head, spans
 from .prefilter import NEWLINE, LineHit, Prefilter, best_prefilter
 from .records import EnvelopeReader
+
+if TYPE_CHECKING:
+    import numpy as np
 
 REPLACEMENT_CHAR = "\ufffd"
 _REPLACEMENT_BYTES = REPLACEMENT_CHAR.encode()
@@ -146,9 +147,12 @@ def _unreadable_offsets(block: bytes, ranges: list[tuple[int, int]]) -> list[int
 class LineIndex:
     """Line numbers of byte offsets in a block, counting its newlines with numpy (3× faster than
     ``bytes.count``). The newline mask is written into ``scratch`` when it is large enough: a fresh
-    8 MB mask per block tripled the cost (page faults)."""
+    8 MB mask per block tripled the cost (page faults). numpy is imported on first use: the scan
+    processes are started before its 40–70 ms import."""
 
     def __init__(self, block: bytes, scratch: np.ndarray | None = None):
+        import numpy as np
+
         data = np.frombuffer(block, np.uint8)
         out = scratch[: len(data)] if scratch is not None and len(scratch) >= len(data) else None
         self._newline = np.equal(data, NEWLINE[0], out=out)
@@ -156,6 +160,8 @@ class LineIndex:
 
     def numbers(self, offsets: list[int]) -> list[int]:
         """0-based line index of each byte offset (ascending)."""
+        import numpy as np
+
         numbers, count, position = [], 0, 0
         for offset in offsets:
             count += int(np.count_nonzero(self._newline[position:offset]))
@@ -170,8 +176,21 @@ class LocalScanner:
     def __init__(self, catalog: Catalog, collect_unmatched: bool = False, prefilter: Prefilter | None = None):
         self.catalog = catalog
         self.collect_unmatched = collect_unmatched
-        self.prefilter = prefilter or best_prefilter(catalog.anchors, catalog.relevance_words)
-        self._newline_scratch = np.empty(BLOCK_SIZE, bool)  # LineIndex's mask, block after block
+        if prefilter is not None:
+            self.prefilter = prefilter
+
+    # Both are made on first use, after the scan processes have been started: numpy's import and the
+    # Hyperscan database take 60–90 ms, in which the other processes start.
+    @functools.cached_property
+    def prefilter(self) -> Prefilter:
+        return best_prefilter(self.catalog.anchors, self.catalog.relevance_words)
+
+    @functools.cached_property
+    def _newline_scratch(self) -> np.ndarray:
+        """LineIndex's mask, block after block."""
+        import numpy as np
+
+        return np.empty(BLOCK_SIZE, bool)
 
     def scan(
         self,

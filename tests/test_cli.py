@@ -203,6 +203,37 @@ def test_user_catalog_extends_and_overrides(tmp_path: Path):
     assert "broken.yaml:2" in bad.stderr and "look-around is not portable" in bad.stderr
 
 
+def test_a_user_catalog_is_validated_once_per_content(tmp_path: Path, monkeypatch):
+    """Scenario: a team passes `--patterns ours/` on every run. Its catalog is validated on the first run
+    only (100 entries took 0.1 s on every run); an edit takes effect on the next run; the cache keeps a
+    bounded number of validated catalogs."""
+    from rebalance_doctor import catalog
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(catalog, "CACHED_CATALOGS", 2)
+    validated: list[str] = []
+    add_file = catalog._add_file
+    monkeypatch.setattr(catalog, "_add_file", lambda into, path, user: (validated.append(path.name), add_file(into, path, user))[1])
+    ours = tmp_path / "ours"
+    ours.mkdir()
+
+    def grep_with(pattern_id: str) -> list[str]:
+        (ours / "ours.yaml").write_text(
+            f"component: consumer\npatterns:\n  - id: {pattern_id}\n    kind: diagnostic\n    since: 1.0.0\n"
+            "    anchor: 'worker heartbeat ok'\n    regex: 'worker heartbeat ok, lag=(?<memberCount>\\d+)'\n"
+            "    examples:\n      - line: 'orders worker heartbeat ok, lag=12'\n"
+        )
+        catalog.load_catalog.cache_clear()  # as in a new process
+        validated.clear()
+        result = run("grep", CLIENT_B, "-k", "diagnostic", "--json", "--patterns", str(ours))
+        return [r["pattern_id"] for r in ndjson(result.stdout)]
+
+    assert grep_with("acme.heartbeat") == ["acme.heartbeat"] and "ours.yaml" in validated and len(validated) > 1
+    assert grep_with("acme.heartbeat") == ["acme.heartbeat"] and validated == []
+    assert grep_with("acme.wrapper.heartbeat") == ["acme.wrapper.heartbeat"] and validated == ["ours.yaml"]
+    assert len(list((tmp_path / "cache" / "rebalance-doctor").glob("catalog-*.pickle"))) == 2
+
+
 def test_version_and_help_list_examples():
     assert run("--version").stdout.startswith("rebalance-doctor ")
     help_text = run("grep", "--help").stdout
