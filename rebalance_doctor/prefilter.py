@@ -2,9 +2,9 @@
 
 This is the only stage that touches every byte, so it runs one multi-literal pass over the raw
 block and never splits it into lines. With Hyperscan (the ``hyperscan`` wheel, x86-64) all
-anchors and the case-insensitive relevance words go through one SIMD automaton (measured 1.2–1.5 GB/s
-per core, about 3× ripgrep per core on the full anchor set); without it polars' Aho-Corasick searches
-the block as one string. Both report the same hits.
+anchors (by their starts, confirmed in place) and the case-insensitive relevance words go through one
+SIMD automaton (measured 1.9 GB/s per core on the benchmark corpus, about 5× ripgrep per core on the
+same anchors); without it polars' Aho-Corasick searches the block as one string. Both report the same hits.
 """
 
 from __future__ import annotations
@@ -50,22 +50,35 @@ def _line_hits(block: bytes, found: list[tuple[int, str | None]]) -> list[LineHi
     return list(lines.values())
 
 
+KEY_BYTES = 16  # how much of an anchor's start Hyperscan looks for
+
+
 class HyperscanPrefilter:
-    """Anchors (case-sensitive) and relevance words (ASCII case-insensitive) in one Hyperscan database."""
+    """Anchors (case-sensitive) and relevance words (ASCII case-insensitive) in one Hyperscan database.
+
+    Anchors are looked for by their first KEY_BYTES bytes, and each occurrence is confirmed in place:
+    with whole anchors, many of which end on a space or a quote, Hyperscan's literal matcher ran at
+    1.5 GB/s on the benchmark corpus; with their starts, which mostly end inside a word, at 1.9 GB/s.
+    """
 
     name = "hyperscan"
 
     def __init__(self, anchors: list[str], words: list[str]):
         import hyperscan
 
-        self._literals: list[str | None] = [*anchors, *([None] * len(words))]
+        keys: dict[bytes, list[tuple[bytes, str]]] = {}
+        for anchor in anchors:
+            encoded = anchor.encode()
+            keys.setdefault(encoded[:KEY_BYTES], []).append((encoded, anchor))
+        self._anchors_by_key = list(keys.values())  # by literal id; ids past the keys are words
+        self._key_lengths = [len(key) for key in keys]
         self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        expressions = [a.encode() for a in anchors] + [w.encode() for w in words]
+        expressions = [*keys, *(w.encode() for w in words)]
         self._database.compile(
             expressions=expressions,
             ids=list(range(len(expressions))),
             elements=len(expressions),
-            flags=[0] * len(anchors) + [hyperscan.HS_FLAG_CASELESS] * len(words),
+            flags=[0] * len(keys) + [hyperscan.HS_FLAG_CASELESS] * len(words),
             literal=True,
         )
         self._scratch = threading.local()  # Hyperscan scratch space is per thread
@@ -76,10 +89,16 @@ class HyperscanPrefilter:
         if scratch is None:
             scratch = self._scratch.space = self._hyperscan.Scratch(self._database)
         found: list[tuple[int, str | None]] = []
-        literals = self._literals
+        anchors_by_key, key_lengths, keys = self._anchors_by_key, self._key_lengths, len(self._key_lengths)
 
         def on_match(literal_id: int, _start: int, end: int, _flags: int, _context: object) -> None:
-            found.append((end, literals[literal_id]))
+            if literal_id >= keys:
+                found.append((end, None))
+                return
+            start = end - key_lengths[literal_id]
+            for encoded, anchor in anchors_by_key[literal_id]:
+                if block.startswith(encoded, start):
+                    found.append((start + len(encoded), anchor))
 
         self._database.scan(block, match_event_handler=on_match, scratch=scratch)
         return _line_hits(block, found)

@@ -100,6 +100,28 @@ def test_hyperscan_and_polars_prefilters_find_the_same_lines():
     assert len(fast.hits(_awkward_block())) == 5  # not the plain noise, the empty line or the last one
 
 
+def test_an_anchor_is_a_hit_only_when_it_occurs_whole():
+    """Hyperscan looks for each anchor's first 16 bytes and confirms the rest in place: a line holding
+    only an anchor's start is no hit, and an anchor after such a start on the same line is found."""
+    import pytest
+
+    from rebalance_doctor.prefilter import KEY_BYTES, HyperscanPrefilter, PolarsPrefilter
+
+    pytest.importorskip("hyperscan")
+    catalog = load_catalog()
+    anchor = " is no longer a coordinator for the group "
+    assert anchor in catalog.anchors and len(anchor) > KEY_BYTES
+    block = (
+        f"broker 1{anchor[:KEY_BYTES]}valid leader\n"
+        f"broker 2{anchor[:KEY_BYTES]}valid leader but broker 3{anchor}orders\n"
+        f"broker 4{anchor[:-1]}\n"
+    ).encode()
+    fast = HyperscanPrefilter(catalog.anchors, catalog.relevance_words)
+    hits = fast.hits(block)
+    assert [(block[hit.start : hit.end].decode().split()[1], hit.anchors) for hit in hits] == [("2", {anchor})]
+    assert hits == PolarsPrefilter(catalog.anchors, catalog.relevance_words).hits(block)
+
+
 def test_spans_scanned_in_worker_processes_give_the_one_pass_table(tmp_path: Path, monkeypatch):
     """A large file is cut into spans scanned by several processes; lines, events and buckets are
     exactly those of one pass (the spans tile the file at line starts)."""
