@@ -34,6 +34,8 @@ def _is_continuation(record: str, line: str, prefix: str) -> bool:
         if not line.startswith(prefix):
             return False
         record, line = record[len(prefix) :], line[len(prefix) :]
+    if line[:1].isdigit():  # most lines start with their timestamp: neither indented nor a stack trace
+        return False
     if not line.strip():
         return False
     indent = len(record) - len(record.lstrip())

@@ -256,30 +256,44 @@ def print_table(events: pl.DataFrame, console: Console) -> None:
     pipe or file, rows keep their whole width (for ``less -S``, ``grep``, ``cut``)."""
     cells = _table_cells(events)
     columns = [cells[h].to_list() for h in TABLE_HEADERS]
-    lengths = [[cell_len(value) for value in column] for column in columns]
+    lengths = [[len(value) if value.isascii() else cell_len(value) for value in column] for column in columns]
     natural = [max([cell_len(h), *sizes]) for h, sizes in zip(TABLE_HEADERS, lengths, strict=True)]
     widths = fit_widths(natural, console.width - len(_GAP) * (len(natural) - 1) if console.is_terminal else None, _FOLDABLE)
     palette = Palette(console)
     nodes = palette.by_value(cells["node"], node_style)
     kinds = palette.by_value(cells["kind"], lambda kind: KIND_STYLES.get(kind, ""))
     dim_before, dim_after = palette.codes("dim")
-    painters: list[Callable[[str], str]] = [str] * len(widths)
+    painters: list[Callable[[str], str] | None] = [None] * len(widths)
     painters[1], painters[2] = (lambda text: nodes.get(text, text)), (lambda text: kinds.get(text, text))
-    painters[-2] = lambda text: f"{dim_before}{text}{dim_after}" if text else text
+    if dim_before:
+        painters[-2] = lambda text: f"{dim_before}{text}{dim_after}"
+    last = len(widths) - 1
 
-    def line(texts: Iterable[str], sizes: Iterable[int], paint: list[Callable[[str], str]]) -> str:
-        padded = (paint[i](text) + " " * (widths[i] - size) for i, (text, size) in enumerate(zip(texts, sizes)))
-        return _GAP.join(padded).rstrip(" ")
+    def padded(texts: list[str], sizes: list[int], index: int, paint: Callable[[str], str] | None) -> list[str]:
+        """A column's cells painted and padded to its width, a column at a time (the last column is not
+        padded: its spaces would be stripped)."""
+        if paint is not None:
+            texts = [paint(text) if text else text for text in texts]
+        return texts if index == last else [text + " " * (widths[index] - size) for text, size in zip(texts, sizes)]
 
-    lines = [line((palette.paint(h, "bold") for h in TABLE_HEADERS), map(cell_len, TABLE_HEADERS), [str] * len(widths))]
-    for row, sizes in zip(zip(*columns), zip(*lengths)):
-        if all(size <= width for size, width in zip(sizes, widths)):
-            lines.append(line(row, sizes, painters))
-            continue
-        folded = [_fold(text, width) for text, width in zip(row, widths)]
-        for depth in range(max(map(len, folded))):
-            texts = [pieces[depth] if depth < len(pieces) else "" for pieces in folded]
-            lines.append(line(texts, map(cell_len, texts), painters))
+    def line(cells: Iterable[str]) -> str:
+        return _GAP.join(cells).rstrip(" ")
+
+    def one_line(texts: list[str], paints: list[Callable[[str], str] | None]) -> str:
+        return line(padded([text], [cell_len(text)], index, paint)[0] for index, (text, paint) in enumerate(zip(texts, paints)))
+
+    lines = [one_line(list(TABLE_HEADERS), [lambda header: palette.paint(header, "bold")] * len(widths))]
+    rows = zip(*(padded(*column) for column in zip(columns, lengths, range(len(widths)), painters)))
+    if widths == natural:  # into a pipe or file, or on a terminal wide enough: no cell folds
+        lines += map(line, rows)
+    else:
+        for row_index, row in enumerate(rows):
+            if all(sizes[row_index] <= width for sizes, width in zip(lengths, widths)):
+                lines.append(line(row))
+                continue
+            folded = [_fold(column[row_index], width) for column, width in zip(columns, widths)]
+            for depth in range(max(map(len, folded))):
+                lines.append(one_line([pieces[depth] if depth < len(pieces) else "" for pieces in folded], painters))
     _write_lines(lines, console)
 
 
