@@ -7,6 +7,7 @@ bounded by the block size however large a file is.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import gzip
 import io
@@ -45,13 +46,16 @@ class Source:
     path: Path | None  # None for stdin and remote files
     order: int
     uri: str | None = None  # a Hadoop-compatible URI (s3a://, hdfs://) only the Spark engine reads
-    remote_size: int = 0
+    listed_size: int | None = None  # the size the listing saw (a remote file's, or the stat that found a local one)
 
-    @property
+    @functools.cached_property
     def size(self) -> int:
-        """Bytes on disk (0 for stdin or an unreadable file): for progress, not for accounting."""
+        """Bytes on disk when the inputs were listed (0 for stdin or an unreadable file): for progress
+        and for sharing out the work, not for accounting (a file is read up to the size it has when opened)."""
+        if self.listed_size is not None:
+            return self.listed_size
         try:
-            return self.path.stat().st_size if self.path is not None else self.remote_size
+            return self.path.stat().st_size if self.path is not None else 0
         except OSError:
             return 0
 
@@ -91,13 +95,17 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
     (the Spark engine's Hadoop file system), which returns (URI, size) per file.
     """
     result = Expansion()
-    seen: set[str] = set()
+    seen: set[object] = set()
 
-    def add(display: str, path: Path | None, uri: str | None = None, size: int = 0) -> None:
-        key = uri or (display if path is None else str(path.resolve()))
+    def add(display: str, path: Path | None, uri: str | None = None, size: int | None = None, status: os.stat_result | None = None) -> None:
+        """A source, unless the same file is already one (named twice, or through a link)."""
+        if path is not None and status is None:
+            with contextlib.suppress(OSError):
+                status = os.stat(path)
+        key = uri or (display if path is None else (status.st_dev, status.st_ino) if status else str(path.resolve()))
         if key not in seen:
             seen.add(key)
-            result.sources.append(Source(display, path, len(result.sources), uri, size))
+            result.sources.append(Source(display, path, len(result.sources), uri, status.st_size if status else size))
 
     for raw in paths:
         if raw == STDIN_NAME:
@@ -128,16 +136,20 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
         for candidate in candidates:
             path = Path(candidate)
             if path.is_dir():
-                files = sorted(p for p in _files_under(path, result.problems) if _is_log_candidate(p))
+                files = sorted((p for p in _files_under(path, result.problems) if _is_log_candidate(p)), key=lambda p: p.parts)
                 if not files:
                     result.problems.append(f"{candidate}: directory holds no files")
-                for file in files:
-                    if file.is_symlink() and not file.exists():
+                for file in files:  # one stat each: 2,000 files took 0.11 s to list with a stat per question
+                    try:
+                        status = os.stat(file)
+                    except OSError:
+                        status = None
+                    if status is None and os.path.islink(file):
                         result.problems.append(f"{file}: broken symbolic link, skipped")
-                    elif not file.is_file():  # a FIFO nobody writes to would wait forever; a socket or device is no log
+                    elif status is None or not stat.S_ISREG(status.st_mode):  # a FIFO nobody writes to would wait forever
                         result.problems.append(f"{file}: not a regular file, skipped")
                     else:
-                        add(str(file), file)
+                        add(str(file), file, status=status)
             elif path.is_symlink() and not path.exists():
                 result.problems.append(f"{candidate}: broken symbolic link to {os.readlink(path)}")
             else:
@@ -145,15 +157,20 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
     return result
 
 
-def _files_under(directory: Path, problems: list[str]) -> Iterator[Path]:
-    """Every entry under ``directory`` that is not a directory; a subdirectory that cannot be read is named."""
-
-    def unreadable(exc: OSError) -> None:
+def _files_under(directory: Path | str, problems: list[str]) -> Iterator[Path]:
+    """Every entry under ``directory`` that is not a directory (links to directories are not followed,
+    as in ``os.walk``, which also took a stat per directory); a subdirectory that cannot be read is named."""
+    try:
+        with os.scandir(directory) as listing:
+            entries = list(listing)
+    except OSError as exc:
         problems.append(f"{exc.filename}: cannot read directory ({exc.strerror or exc})")
-
-    for folder, _, names in os.walk(directory, onerror=unreadable):
-        for name in names:
-            yield Path(folder) / name
+        return
+    for entry in entries:
+        if not entry.is_dir():
+            yield Path(entry.path)
+        elif not entry.is_symlink():
+            yield from _files_under(entry.path, problems)
 
 
 def _is_log_candidate(path: Path) -> bool:

@@ -227,6 +227,24 @@ def test_unreadable_file_and_dangling_symlink_in_a_directory(tmp_path, good):
     assert run.accounting["files"] == 1 and len(run.events) == BROKER_EVENTS
 
 
+def test_a_log_tree_with_links_is_read_once_per_file_in_path_order(tmp_path, good):
+    """An incident folder gathered by hand: nested pod folders, `current.log` linking to a file already
+    there, a link to another folder (not followed, as `find` and `rg` do), the same file named twice."""
+    logs = tmp_path / "logs"
+    for folder in ("a", "a-c", "a/b"):
+        (logs / folder).mkdir(parents=True)
+    for name in ("a/x.log", "a-c/x.log", "a/b/x.log"):
+        (logs / name).write_bytes(BROKER)
+    (logs / "a" / "current.log").symlink_to(logs / "a" / "x.log")
+    (logs / "elsewhere").symlink_to(good.parent, target_is_directory=True)
+    run = doctor("events", str(logs), str(logs / "a" / "x.log"), "--format", "ndjson")
+    assert run.status == 0 and "elsewhere" not in run.stdout + run.stderr
+    files = list(dict.fromkeys(re.findall(r'"file":"([^"]+)"', run.stdout)))
+    # a/… sorts before a-c/…; a/x.log is read once, by its first name (the link sorts before it)
+    assert files == [str(logs / name) for name in ("a/b/x.log", "a/current.log", "a-c/x.log")]
+    assert run.accounting["files"] == 3 and len(run.events) == 3 * BROKER_EVENTS
+
+
 def test_fifo_named_on_the_command_line_is_read_as_a_stream(tmp_path, good):
     """`rebalance-doctor events <(kubectl logs broker-1)`: a pipe, read once, never sniffed twice."""
     fifo = tmp_path / "kubectl-logs"
