@@ -29,7 +29,7 @@ from . import inputs
 from .catalog import Catalog
 from .events import MessageMatch, build_event, match_message
 from .extent import record_lines
-from .inputs import BINARY_SNIFF, BLOCK_SIZE, InputError, Source, looks_binary, read_blocks, read_head, spans
+from .inputs import BINARY_SNIFF, BLOCK_SIZE, InputError, ReadBuffers, Source, looks_binary, read_blocks, read_head, spans
 from .prefilter import NEWLINE, LineHit, Prefilter, best_prefilter
 from .records import EnvelopeReader
 
@@ -178,6 +178,7 @@ class LocalScanner:
         self.collect_unmatched = collect_unmatched
         if prefilter is not None:
             self.prefilter = prefilter
+        self._read_buffers = ReadBuffers()
 
     # Both are made on first use, after the scan processes have been started: numpy's import and the
     # Hyperscan database take 60–90 ms, in which the other processes start.
@@ -282,7 +283,7 @@ class LocalScanner:
         """One file or one span of it, a part per block; a problem reading it ends it with a part that says so.
         A whole file is judged binary on its first block (read once: a FIFO cannot be read twice)."""
         try:
-            for block in read_blocks(source, span=span):
+            for block in read_blocks(source, span=span, buffers=self._read_buffers):
                 if binary is None:
                     binary = looks_binary(block[:BINARY_SNIFF])
                 if binary:

@@ -142,21 +142,24 @@ def test_spans_scanned_in_worker_processes_give_the_one_pass_table(tmp_path: Pat
     assert Path(first["file"]).read_text().splitlines()[first["line"] - 1].endswith(first["raw"].split("\n")[0][-40:])
 
 
-def test_a_file_is_read_block_after_block_into_one_buffer(tmp_path: Path):
-    """Every block of a file lands in the same buffer (a fresh 8 MB block per read cost a page fault
-    per 4 KB): blocks end on newlines, the short last one included, and together they are the file."""
+def test_blocks_are_read_into_buffers_kept_from_file_to_file(tmp_path: Path):
+    """Blocks land in a few buffers kept by the scanner, one per size class: a fresh block per read cost
+    a page fault per 4 KB, and a file's short last block must not make the next file's blocks fault
+    again. Blocks end on newlines, and together they are each file."""
     from rebalance_doctor import inputs
 
-    generate.generate(tmp_path, size=600_000, files=1, rebalance_ratio=0.01, groups=2, seed=3)
-    path = next(p for p in tmp_path.rglob("*") if p.is_file())
-    blocks, buffers = [], set()
-    for block in inputs.read_blocks(inputs.Source(str(path), path, 0), block_size=64 * 1024):
-        assert block.endswith(b"\n")
-        blocks.append(bytes(block))
-        buffers.add(id(block))
-    assert len(blocks) > 5 and len(blocks[-1]) < 32 * 1024 < len(blocks[0])
-    assert len(buffers) == 1
-    assert b"".join(blocks) == path.read_bytes()
+    generate.generate(tmp_path, size=1_200_000, files=2, rebalance_ratio=0.01, groups=2, seed=3)
+    paths = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    buffers, kept = inputs.ReadBuffers(largest=256 * 1024), set()
+    for order, path in enumerate(paths):
+        blocks = []
+        for block in inputs.read_blocks(inputs.Source(str(path), path, order), block_size=256 * 1024, buffers=buffers):
+            assert block.endswith(b"\n")
+            blocks.append(bytes(block))
+            kept.add(id(block))
+        assert len(blocks) > 2 and len(blocks[-1]) < 128 * 1024 < len(blocks[0])
+        assert b"".join(blocks) == path.read_bytes()
+    assert len(kept) == 2  # the 256 KB class and the class of the two last blocks
 
 
 def test_a_scan_process_starts_without_holding_this_one():
