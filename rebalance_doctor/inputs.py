@@ -375,8 +375,10 @@ class ReadBuffers:
         if size > self.largest:  # a line longer than a block: read once, not kept
             return os.pread(fd, size, offset)
         capacity = max(self.SMALLEST, 1 << (size - 1).bit_length())
-        buffer = self._by_class.setdefault(capacity, bytearray(capacity))
-        if len(buffer) < size:
+        buffer = self._by_class.get(capacity)
+        if buffer is None:
+            buffer = self._by_class[capacity] = bytearray(capacity)
+        elif len(buffer) < size:
             buffer += bytes(size - len(buffer))
         with memoryview(buffer) as whole, whole[:size] as view:
             read = os.preadv(fd, [view], offset)
