@@ -358,11 +358,11 @@ def _block_end(fd: int, start: int, end: int, stop: int) -> int:
 
 
 class ReadBuffers:
-    """Memory that blocks are read into, kept from block to block and from file to file: a fresh
-    ``bytes`` per block costs a page fault per 4 KB (measured: 2,000 files of 0.5 MB read in 0.28 s
-    with one per block, 0.13 s with these). One buffer per power-of-two size class, because CPython
-    gives a bytearray's memory back when it shrinks below half of it (a file's short last block
-    would do that, and the next file's blocks would fault again)."""
+    """Memory that blocks are read into, kept from block to block and from file to file: a fresh 8 MB
+    ``bytes`` per block costs a page fault per 4 KB (1 GB in 12 files: 128,000 → 12,900 page faults per
+    process; 2,000 files of 0.5 MB read in 0.28 s, 0.13 s with these). One buffer per power-of-two size
+    class, because CPython gives a bytearray's memory back when it shrinks below half of it (a file's
+    short last block would do that, and the next file's blocks would fault again)."""
 
     SMALLEST = 64 * 1024
 
