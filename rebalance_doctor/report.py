@@ -1,7 +1,8 @@
 """Renderers of the incident model: the terminal report (rich) and the JSON document.
 
 Both read :class:`~rebalance_doctor.analysis.model.Analysis`; neither derives anything. Log text
-reaches the terminal as rich Text (never markup), with control characters made visible.
+reaches the terminal as rich Text or as painted lines (never markup), with control characters made
+visible.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .analysis.model import Analysis, Evidence, GroupAnalysis, Rebalance
-from .printers import visible
+from .printers import Palette, ruled_table, visible, write_lines
 from .schema import BUCKETS
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
@@ -67,9 +68,13 @@ def print_report(analysis: Analysis, console: Console) -> None:
     console.print(_summary(analysis))
     if not analysis.groups:
         console.print(Text("No consumer group events found.", style="yellow"))
+    palette = Palette(console)
     for group in analysis.groups:
         console.print()
-        console.print(_group_section(group))
+        console.print(_group_header(group))
+        if group.rebalances:
+            write_lines(_generation_table(group, console.width, palette), console)
+        console.print(_group_details(group))
 
 
 def _summary(analysis: Analysis) -> Panel:
@@ -110,17 +115,18 @@ def short_names(files: list[str]) -> dict[str, str]:
     return {f: os.path.relpath(f, common) for f in files}
 
 
-def _group_section(group: GroupAnalysis) -> Group:
-    """One group's part of the report, rendered in one print (rich's per-call overhead is most of the time)."""
-    out: list[RenderableType] = []
+def _group_header(group: GroupAnalysis) -> Text:
     header = Text.assemble(("group ", "bold"), (visible(group.group_id), "bold cyan"))
     facts = [f"coordinator broker {group.coordinator}" if group.coordinator else None, group.protocol,
              plural(len(group.rebalances), "rebalance"), f"{group.failed_rebalances} failed" if group.failed_rebalances else None,
              f"pause {duration(group.total_pause_ms)}"]
     header.append("  " + " · ".join(f for f in facts if f), style="dim")
-    out.append(header)
-    if group.rebalances:
-        out.append(_generation_table(group))
+    return header
+
+
+def _group_details(group: GroupAnalysis) -> Group:
+    """What follows a group's generation table, rendered in one print (rich's per-call overhead is most of the time)."""
+    out: list[RenderableType] = []
     if any(f.kind == "unstable_leader" for f in group.findings):
         for change in group.leader_changes:
             stayed = " (it stayed in the group)" if change.previous_stayed else ""
@@ -150,23 +156,26 @@ def _group_section(group: GroupAnalysis) -> Group:
     return Group(*out)
 
 
-def _generation_table(group: GroupAnalysis) -> Table:
-    table = Table(header_style="bold", pad_edge=False, show_edge=False)
-    for column, justify in (("generation", "left"), ("start (UTC)", "left"), ("duration", "right"), ("members", "right"),
-                            ("Δ members", "left"), ("leader", "left"), ("cause", "left"), ("pause", "right")):
-        table.add_column(column, justify=justify, overflow="fold")
-    for rebalance in group.rebalances:
-        table.add_row(
-            Text(generation_label(rebalance), style="bold magenta" if rebalance.failed else ""),
-            clock(rebalance.started_at),
-            duration(rebalance.duration_ms),
-            str(rebalance.member_count) if rebalance.member_count is not None else "–",
-            Text(visible(delta_label(rebalance))),
-            Text(visible(member_label(rebalance.leader, group))),
-            Text(f"{rebalance.cause.kind} {rebalance.cause.confidence:.0%}", style=CAUSE_STYLE.get(rebalance.cause.kind, "")),
-            duration(rebalance.pause_ms) if rebalance.pauses else "–",
-        )
-    return table
+GENERATION_COLUMNS = (("generation", "left"), ("start (UTC)", "left"), ("duration", "right"), ("members", "right"),
+                      ("Δ members", "left"), ("leader", "left"), ("cause", "left"), ("pause", "right"))
+GENERATION_FOLDABLE = [False, False, False, False, True, True, True, False]  # narrow screens fold the member columns and the cause
+
+
+def _generation_table(group: GroupAnalysis, width: int, palette: Palette) -> list[str]:
+    rows = [
+        [
+            (generation_label(rebalance), "bold magenta" if rebalance.failed else ""),
+            (clock(rebalance.started_at), ""),
+            (duration(rebalance.duration_ms), ""),
+            (str(rebalance.member_count) if rebalance.member_count is not None else "–", ""),
+            (visible(delta_label(rebalance)), ""),
+            (visible(member_label(rebalance.leader, group)), ""),
+            (f"{rebalance.cause.kind} {rebalance.cause.confidence:.0%}", CAUSE_STYLE.get(rebalance.cause.kind, "")),
+            (duration(rebalance.pause_ms) if rebalance.pauses else "–", ""),
+        ]
+        for rebalance in group.rebalances
+    ]
+    return ruled_table(GENERATION_COLUMNS, rows, width, GENERATION_FOLDABLE, palette)
 
 
 def generation_label(rebalance: Rebalance) -> str:

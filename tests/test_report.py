@@ -7,6 +7,7 @@ library model, through `--format json` (the documented shape) and through a gold
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -162,6 +163,45 @@ def test_terminal_report_golden():
     if os.environ.get("UPDATE_GOLDEN"):
         golden.write_text(rendered)
     assert rendered == golden.read_text()
+
+
+def _terminal_report(analysis, width: int, color: str = "never") -> str:
+    stream = StringIO()
+    print_report(analysis, Environment(stdout_override=stream, color=color, width=width).out)
+    return stream.getvalue()
+
+
+def _generation_table(report: str) -> list[str]:
+    """The generation table's lines: its header, its rule and its rows (without colour)."""
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", report).splitlines()
+    start = next(index for index, line in enumerate(lines) if re.match("generation +┃", line))
+    end = next((index for index in range(start + 2, len(lines)) if " │ " not in lines[index]), len(lines))
+    return lines[start:end]
+
+
+def test_a_rebalance_storm_gets_one_aligned_row_per_rebalance():
+    """A crash loop of 10,000 rebalances: the group's generation table has a row for each, every column under its
+    header (the table is written as lines: rich's table took 1.3 s to lay out these rows)."""
+    analysis = _analysis(ROOT / "sample_logs" / "heartbeat-expiry")
+    group = next(g for g in analysis.groups if g.rebalances)
+    storm = [dataclasses.replace(group.rebalances[0], from_generation=g, to_generation=g + 1) for g in range(10_000)]
+    table = _generation_table(_terminal_report(dataclasses.replace(analysis, groups=[dataclasses.replace(group, rebalances=storm)]), 200))
+    rows = table[2:]
+    assert [row.split(" │ ")[0].rstrip() for row in rows] == [f"{g} → {g + 1}" for g in range(10_000)]
+    assert len({tuple(i for i, char in enumerate(line) if char in "┃│╇") for line in table}) == 1
+
+
+def test_on_a_narrow_terminal_the_generation_table_folds_its_long_cells():
+    """On a 100-column terminal the member, leader and cause cells fold onto the following lines instead of running
+    off the screen; generations, times and durations stay whole, and causes keep their colour."""
+    analysis = _analysis(ROOT / "sample_logs" / "rolling-bounce-cooperative")
+    report = _terminal_report(analysis, 100, color="always")
+    table = _generation_table(report)
+    assert max(len(line) for line in table) <= 100 < max(len(line) for line in _generation_table(_terminal_report(analysis, 200)))
+    first = [line.split(" │ ") for line in table[2:5]]
+    assert first[0][:3] == ["52 → 53   ", "10:12:03.515", "   6.3 s"]
+    assert "".join(cells[5].strip() for cells in first) == "invoice-writer-1 (…93e1be4f5eea)"
+    assert "\x1b[33mmember_leave" in report  # member_leave in yellow, as in the wide table
 
 
 def test_report_command_prints_summary_and_findings():
