@@ -15,6 +15,7 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from .catalog import Catalog, load_catalog
+from .events import EventColumns
 from .inputs import Expansion, Source, expand
 from .records import parse_zone
 from .scanner import MAX_LINE_BYTES, FileScan, LocalScanner
@@ -105,8 +106,8 @@ def load(
         expansion = scanner.expand(list(paths))
         scans = scanner.scan(expansion.sources, {s.order: zone_for(s, tz) for s in expansion.sources})
         for scan in scans:
-            event_rows.add(scan.rows)
-            scan.rows = []
+            event_rows.add(scan.events)
+            scan.events = EventColumns()
         if progress is not None:
             size = sum(source.size for source in expansion.sources)
             progress(size, size)

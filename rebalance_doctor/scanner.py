@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import inputs
 from .catalog import Catalog
-from .events import MessageMatch, build_event, match_message
+from .events import EventColumns, MessageMatch, build_event, match_message
 from .extent import record_lines
 from .inputs import BINARY_SNIFF, BLOCK_SIZE, InputError, ReadBuffers, Source, looks_binary, read_blocks, read_head, spans
 from .prefilter import NEWLINE, LineHit, Prefilter, best_prefilter
@@ -51,7 +51,7 @@ class FileScan:
     and any problem reading it. A part's line numbers count from its own first line."""
 
     source: Source
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    events: EventColumns = field(default_factory=EventColumns)
     buckets: Counter = field(default_factory=Counter)
     unmatched: list[tuple[int, str]] = field(default_factory=list)
     cut_lines: list[tuple[int, int]] = field(default_factory=list)  # (line, bytes) of matched lines longer than MAX_LINE_BYTES
@@ -64,9 +64,7 @@ class FileScan:
     def append(self, part: FileScan) -> None:
         """Add the file's next part, renumbering its lines after those already read."""
         offset = self.lines_read
-        for row in part.rows:
-            row["line"] += offset
-        self.rows += part.rows
+        self.events.extend(part.events, offset)
         self.unmatched += [(number + offset, text) for number, text in part.unmatched]
         self.cut_lines += [(number + offset, size) for number, size in part.cut_lines]
         self.buckets.update(part.buckets)
@@ -198,12 +196,12 @@ class LocalScanner:
         sources: list[Source],
         zones: dict[int, tzinfo],
         progress: Callable[[int], None] | None = None,
-        take_rows: Callable[[list[dict[str, Any]]], None] | None = None,
+        take_events: Callable[[EventColumns], None] | None = None,
     ) -> list[FileScan]:
         """Every source, split into spans scanned on every core and merged back in file order.
-        ``progress(bytes_on_disk)`` is called as each file finishes. ``take_rows`` receives the event
-        rows as they are merged (line numbers final), so that they need not pile up as dicts in the
-        returned scans: the caller makes them columnar (5 GB of logs made 1 GB of dicts)."""
+        ``progress(bytes_on_disk)`` is called as each file finishes. ``take_events`` receives the
+        events as they are merged (line numbers final), so that they need not pile up in the returned
+        scans: the caller makes them a table (5 GB of logs made 1 GB of rows as dicts)."""
         units = work_units(sources, zones)
         tasks = _batches(units)
         helpers = min(SCAN_PROCESSES, len(tasks)) - 1  # this process scans too
@@ -214,9 +212,9 @@ class LocalScanner:
         def add(source: Source, part: FileScan) -> None:
             scan = scans[source.order]
             scan.append(part)
-            if take_rows is not None:
-                take_rows(scan.rows)
-                scan.rows = []
+            if take_events is not None:
+                take_events(scan.events)
+                scan.events = EventColumns()
 
         def unit_done(source: Source) -> None:
             remaining[source.order] -= 1
@@ -249,7 +247,7 @@ class LocalScanner:
     def _share(self, tasks: list[list[Unit]], futures: list[Future | None], merge: Callable[[list[Unit], list[FileScan]], None]) -> None:
         """Scan here too, in task order beside the scan processes: a task whose future can still be
         cancelled has not been handed to a process yet, so this process takes it. Results merge in
-        task order as they arrive, so only a few tasks' rows wait as dicts. This process needs no
+        task order as they arrive, so only a few tasks' events wait to be merged. This process needs no
         start-up, so it is at work while the scan process is still starting."""
         scanned_here: dict[int, list[FileScan]] = {}
         merged = 0
@@ -311,7 +309,7 @@ class LocalScanner:
         if self.collect_unmatched:
             unmatched = [(index + 1, _text(block, numbered[index].start, numbered[index].end)) for index in relevant]
         cut = [(index + 1, hit.end - hit.start) for index, hit in numbered.items() if index in matches and hit.end - hit.start > MAX_LINE_BYTES]
-        return FileScan(source, rows, counts, unmatched, cut)
+        return FileScan(source, EventColumns(rows), counts, unmatched, cut)
 
     def _match(self, block: bytes, numbered: dict[int, LineHit]) -> dict[int, tuple[MessageMatch, str]]:
         """Best catalog match per hit line, with the line's text: only the patterns of the anchors the line contains."""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from .catalog import Catalog, MessagePattern
-from .events import MessageMatch, build_event
+from .events import EventColumns, MessageMatch, build_event
 from .extent import MAX_CONTINUATION_LINES, ContinuationHints, record_lines
 from .inputs import BINARY_SNIFF, GZIP, PLAIN, InputError, Source, expand, looks_binary, raw_head, read_head, stored_form
 from .records import EnvelopeReader
@@ -300,6 +300,7 @@ class SparkScanner:
         """Events, record extents and line buckets of one file from its numbered kept lines."""
         events = sorted(number for number, row in lines.items() if row["pattern_id"] is not None)
         in_records: set[int] = set()
+        rows = []
         for number, next_event in pairwise([*events, None]):
             row = lines[number]
             pattern = self.catalog.by_id[row["pattern_id"]]
@@ -308,7 +309,7 @@ class SparkScanner:
             raw_lines = record_lines(row["text"], followers, pattern.multiline, self.catalog)
             in_records.update(range(number, number + len(raw_lines)))
             previous = lines.get(number - 1)
-            scan.rows.append(
+            rows.append(
                 build_event(
                     MessageMatch(pattern, _group_values(pattern, row["groups"], row["text"])),
                     raw="\n".join(raw_lines),
@@ -319,6 +320,7 @@ class SparkScanner:
                     previous_line=previous["text"] if previous else None,
                 )
             )
+        scan.events.extend(EventColumns(rows))
         unreadable = counts["unreadable"] - sum(1 for n in in_records if lines[n]["unreadable"])
         relevant = counts["relevant"] - sum(1 for n in in_records if lines[n]["relevant"])
         scan.buckets.update(matched=len(in_records), unreadable=unreadable, relevant_unmatched=relevant,

@@ -59,10 +59,11 @@ def expected_lines(data: bytes) -> list[str]:
     return [line.removesuffix(b"\r").decode("utf-8", errors="replace") for line in data.split(b"\n")][:count]
 
 
-def scan(path: Path) -> tuple[int, dict[str, int], list[dict]]:
+def scan(path: Path) -> tuple[int, dict[str, int], list[tuple[int, str]]]:
+    """Lines read, line buckets and each event's (line, raw record)."""
     source = Source(str(path), path, 0)
     (result,) = SCANNER.scan([source], {0: timezone.utc})
-    return result.lines_read, dict(result.buckets), result.rows
+    return result.lines_read, dict(result.buckets), list(zip(result.events.columns["line"], result.events.columns["raw"], strict=True))
 
 
 @pytest.fixture(scope="module")
@@ -78,13 +79,12 @@ def test_every_line_is_accounted_for_and_every_event_points_at_its_line(workdir,
     whole_file = inputs.SPAN_SIZE
     inputs.SPAN_SIZE = span_size or whole_file  # cut as large files are cut for the scan processes
     try:
-        total, buckets, rows = scan(path)
+        total, buckets, events = scan(path)
     finally:
         inputs.SPAN_SIZE = whole_file
 
     assert total == len(lines)
     assert sum(buckets.values()) == total
-    assert buckets.get("matched", 0) >= len(rows)
-    for row in rows:
-        first_line = row["raw"].split("\n", 1)[0]
-        assert lines[row["line"] - 1].lstrip("\x00") == first_line
+    assert buckets.get("matched", 0) >= len(events)
+    for line, raw in events:
+        assert lines[line - 1].lstrip("\x00") == raw.split("\n", 1)[0]
