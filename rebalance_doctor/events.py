@@ -6,8 +6,8 @@ enrichment every row goes through is written once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .catalog import Catalog, MessagePattern, coerce_field
