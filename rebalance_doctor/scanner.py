@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import multiprocessing
 import os
 import pickle
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import inputs
 from .catalog import Catalog
+from .collector import collector_paused
 from .events import EventColumns, MessageMatch, build_event, match_message
 from .extent import record_lines
 from .inputs import BINARY_SNIFF, BLOCK_SIZE, InputError, ReadBuffers, Source, looks_binary, read_blocks, read_head, spans
@@ -191,6 +193,7 @@ class LocalScanner:
 
         return np.empty(BLOCK_SIZE, bool)
 
+    @collector_paused()
     def scan(
         self,
         sources: list[Source],
@@ -403,9 +406,12 @@ _worker: LocalScanner | None = None
 
 def _start_worker(catalog_file: str, collect_unmatched: bool) -> None:
     """A scan process: Ctrl-C is the parent's to handle (it stops the pool and exits 130). When the
-    catalog file is gone, the parent scanned everything before this process started: nothing to do."""
+    catalog file is gone, the parent scanned everything before this process started: nothing to do.
+    The process only scans and hands back results, so its cycle collector stays off (see
+    :mod:`.collector`; handing back the results alone set off 170 collections on a storm log)."""
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.disable()
     try:
         with open(catalog_file, "rb") as file:
             _worker = LocalScanner(pickle.load(file), collect_unmatched)

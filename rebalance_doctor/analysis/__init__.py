@@ -11,6 +11,7 @@ from collections import defaultdict
 
 import polars as pl
 
+from ..collector import collector_paused
 from .causes import attribute
 from .findings import group_findings, leader_changes, probing
 from .model import Analysis, GroupAnalysis, Rebalance
@@ -23,6 +24,7 @@ from .timeline import Event, TimeIndex, consumer_starts, estimate_skew, files_an
 DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
 
 
+@collector_paused()
 def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_INTERVAL_MS,
             buckets: dict[str, int] | None = None,
             pattern_versions: dict[str, tuple[str, str | None]] | None = None) -> Analysis:

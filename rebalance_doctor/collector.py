@@ -1,0 +1,25 @@
+"""Python's cycle collector, paused where the pipeline makes many objects and no reference cycles.
+
+Each collection walks every container object still alive, and the scan and the analyzers keep what
+they make: on a storm log of 299,000 events the process you run spent 1.4 s of a 13 s scan and 1.6 s
+of a 4.8 s analysis collecting and found nothing. Objects are still freed as their last reference
+goes; tests prove the paused stages make no cycles, which alone would stay unfreed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The collector off, then as the caller had it (usable as a decorator)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
