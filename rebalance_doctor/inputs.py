@@ -59,9 +59,9 @@ class Source:
         except OSError:
             return 0
 
-    @property
+    @functools.cached_property
     def node(self) -> str:
-        """A node name from the file name: ``logs/broker-1/server.log.2`` → ``broker-1``."""
+        """A node name from the file name: ``logs/broker-1/server.log.2`` → ``broker-1`` (asked per block)."""
         path = PurePosixPath(unquote(urlparse(self.uri).path)) if self.uri else self.path
         if path is None:
             return "stdin"

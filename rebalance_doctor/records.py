@@ -9,7 +9,7 @@ timestamp formats they name.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -89,17 +89,10 @@ class EnvelopeReader:
     catalog: Catalog
     zone: tzinfo = timezone.utc
     _preferred: Layout | None = None
-    _orders: dict[str, list[Layout]] = field(default_factory=dict)
 
     def _layout_order(self) -> list[Layout]:
-        """The preferred layout, then the others in catalog order (one list per preferred layout)."""
         preferred = self._preferred
-        if preferred is None:
-            return self.catalog.layouts
-        order = self._orders.get(preferred.id)
-        if order is None:
-            order = self._orders[preferred.id] = [preferred, *(lay for lay in self.catalog.layouts if lay is not preferred)]
-        return order
+        return self.catalog.layouts if preferred is None else self.catalog.layouts_preferring[preferred.id]
 
     def read(self, line: str, previous_line: str | None = None) -> Envelope:
         envelope = Envelope(message=line)

@@ -199,12 +199,13 @@ class LocalScanner:
         sources: list[Source],
         zones: dict[int, tzinfo],
         progress: Callable[[int], None] | None = None,
-        take_events: Callable[[EventColumns], None] | None = None,
+        take_events: Callable[[EventColumns, int], None] | None = None,
     ) -> list[FileScan]:
         """Every source, split into spans scanned on every core and merged back in file order.
-        ``progress(bytes_on_disk)`` is called as each file finishes. ``take_events`` receives the
-        events as they are merged (line numbers final), so that they need not pile up in the returned
-        scans: the caller makes them a table (5 GB of logs made 1 GB of rows as dicts)."""
+        ``progress(bytes_on_disk)`` is called as each file finishes. ``take_events(events, line_offset)``
+        receives each part's events as they are merged (line numbers final once shifted by the offset), so
+        that they need not pile up in the returned scans: the caller makes them a table (5 GB of logs
+        made 1 GB of rows as dicts)."""
         units = work_units(sources, zones)
         tasks = _batches(units)
         helpers = min(SCAN_PROCESSES, len(tasks)) - 1  # this process scans too
@@ -214,10 +215,10 @@ class LocalScanner:
 
         def add(source: Source, part: FileScan) -> None:
             scan = scans[source.order]
-            scan.append(part)
             if take_events is not None:
-                take_events(scan.events)
-                scan.events = EventColumns()
+                take_events(part.events, scan.lines_read)
+                part.events = EventColumns()
+            scan.append(part)
 
         def unit_done(source: Source) -> None:
             remaining[source.order] -= 1
@@ -274,11 +275,14 @@ class LocalScanner:
         return [self.scan_unit(*unit) for unit in task]
 
     def scan_unit(self, source: Source, span: tuple[int, int] | None, binary: bool | None, zone: tzinfo) -> FileScan:
-        """One file or one span of it."""
-        result = FileScan(source)
+        """One file or one span of it (a small file's one block is its scan)."""
+        result: FileScan | None = None
         for part in self.scan_parts(source, span, binary, zone):
-            result.append(part)
-        return result
+            if result is None:
+                result = part
+            else:
+                result.append(part)
+        return result or FileScan(source)
 
     def scan_parts(self, source: Source, span: tuple[int, int] | None, binary: bool | None, zone: tzinfo) -> Iterator[FileScan]:
         """One file or one span of it, a part per block; a problem reading it ends it with a part that says so.

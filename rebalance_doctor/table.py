@@ -35,8 +35,9 @@ class TableBuilder:
         self._frames: list[pl.DataFrame] = []
         self._pending = EventColumns()
 
-    def add(self, events: EventColumns) -> None:
-        self._pending.extend(events)
+    def add(self, events: EventColumns, line_offset: int = 0) -> None:
+        """A scan's events, their line numbers shifted by ``line_offset`` (a later part of a file)."""
+        self._pending.extend(events, line_offset)
         if len(self._pending) >= self.CHUNK_ROWS:
             self._compact()
 
