@@ -201,7 +201,7 @@ def test_a_scan_makes_no_reference_cycles_so_the_cycle_collector_can_stay_off(tm
     generate.generate(tmp_path / "corpus", size=600_000, files=3, rebalance_ratio=0.02, groups=3, seed=5)
     (tmp_path / "binary.log").write_bytes(bytes(range(256)) * 40)
     (tmp_path / "not-gzip.log.gz").write_text("plain text named .gz\n")
-    (tmp_path / "cut.log.gz").write_bytes(gzip.compress((Path("sample_logs/heartbeat-expiry/orders-app-0.log")).read_bytes())[:2000])
+    (tmp_path / "cut.log.gz").write_bytes(gzip.compress(Path("sample_logs/heartbeat-expiry/orders-app-0.log").read_bytes())[:2000])
     (tmp_path / "windows.log").write_text("Revoke previously assigned partitions\n", encoding="utf-16")
     (tmp_path / "invalid-utf8.log").write_bytes(b"\xff\xfe Revoke previously assigned partitions\n")
     sources = expand(["sample_logs", str(tmp_path)]).sources
