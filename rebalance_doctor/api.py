@@ -15,7 +15,6 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from .catalog import Catalog, load_catalog
-from .events import EventColumns
 from .inputs import Expansion, Source, expand
 from .records import parse_zone
 from .scanner import MAX_LINE_BYTES, FileScan, LocalScanner
@@ -104,10 +103,7 @@ def load(
 
         scanner = SparkScanner(catalog, spark_session(spark or SparkSettings()), collect_unmatched)
         expansion = scanner.expand(list(paths))
-        scans = scanner.scan(expansion.sources, {s.order: zone_for(s, tz) for s in expansion.sources})
-        for scan in scans:
-            event_rows.add(scan.events)
-            scan.events = EventColumns()
+        scans = scanner.scan(expansion.sources, {s.order: zone_for(s, tz) for s in expansion.sources}, event_rows.add)
         if progress is not None:
             size = sum(source.size for source in expansion.sources)
             progress(size, size)
@@ -140,4 +136,4 @@ def _scan_polars(
         if progress is not None:
             progress(done, total)
 
-    return scanner.scan(expansion.sources, zones, file_done, event_rows.add)
+    return scanner.scan(expansion.sources, zones, event_rows.add, file_done)

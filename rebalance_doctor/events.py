@@ -88,14 +88,18 @@ class EventColumns:
     def __len__(self) -> int:
         return len(self.columns["line"]) if self.columns else 0
 
-    def extend(self, other: EventColumns, line_offset: int = 0) -> None:
-        """Append another part's events, their line numbers shifted by ``line_offset``."""
+    def extend(self, other: EventColumns) -> None:
         if not other.columns:
             return
         if not self.columns:
             self.columns = {name: [] for name in COLUMN_NAMES}
         for name, values in other.columns.items():
-            self.columns[name] += [line + line_offset for line in values] if name == "line" and line_offset else values
+            self.columns[name] += values
+
+    def shift_lines(self, start: int, stop: int, offset: int) -> None:
+        """Renumber events ``start:stop``, which a later part of a file counted from its own first line."""
+        lines = self.columns["line"]
+        lines[start:stop] = [line + offset for line in lines[start:stop]]
 
 
 def build_event(

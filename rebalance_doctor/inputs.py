@@ -374,16 +374,86 @@ class ReadBuffers:
         """``size`` bytes at ``offset`` (fewer at the end of the file), valid until the next read."""
         if size > self.largest:  # a line longer than a block: read once, not kept
             return os.pread(fd, size, offset)
+        buffer = self.buffer(size)
+        with memoryview(buffer) as whole, whole[:size] as view:
+            read = os.preadv(fd, [view], offset)
+        del buffer[read:]
+        return buffer
+
+    def buffer(self, size: int) -> bytearray:
+        """A kept buffer of at least ``size`` bytes (``size`` ≤ ``largest``): the caller cuts it to what it filled."""
         capacity = max(self.SMALLEST, 1 << (size - 1).bit_length())
         buffer = self._by_class.get(capacity)
         if buffer is None:
             buffer = self._by_class[capacity] = bytearray(capacity)
         elif len(buffer) < size:
             buffer += bytes(size - len(buffer))
-        with memoryview(buffer) as whole, whole[:size] as view:
-            read = os.preadv(fd, [view], offset)
-        del buffer[read:]
         return buffer
+
+
+@dataclass
+class Pack:
+    """Small files read whole into one block, one after another (``starts[i]`` is where ``sources[i]``
+    begins), each ending on a newline so that no line runs into the next file. ``refused`` are those
+    that need :func:`read_blocks` (gzip, re-encoded text, binary-looking, grown past the room left, or
+    not readable: reading them again says why)."""
+
+    block: bytes
+    sources: list[Source]
+    starts: list[int]
+    refused: list[Source]
+
+
+def read_pack(sources: list[Source], buffers: ReadBuffers) -> Pack:
+    """The sources (whose listed sizes fit a block together) as one :class:`Pack`. Per file this is an
+    open, a stat, one read and a close: the general reader (``read_blocks``) took twice the
+    system calls and 40 µs of Python per file."""
+    room = min(buffers.largest, sum(source.size for source in sources) + len(sources))  # + a newline each
+    block = buffers.buffer(room)
+    pack = Pack(block, [], [], [])
+    used = 0
+    with memoryview(block) as whole:
+        for source in sources:
+            size = _read_whole(source, whole[used:room])
+            if size < 0 or not _plain_text(source, bytes(whole[used : used + min(size, BINARY_SNIFF)])):
+                pack.refused.append(source)
+                continue
+            pack.sources.append(source)
+            pack.starts.append(used)
+            used += size
+            if size and whole[used - 1] != NEWLINE_BYTE:
+                whole[used] = NEWLINE_BYTE
+                used += 1
+    del block[used:]
+    return pack
+
+
+NEWLINE_BYTE = ord("\n")
+
+
+def _plain_text(source: Source, head: bytes) -> bool:
+    """Whether a file starting with ``head`` is read as it is stored: not gzip, UTF-8 with LF line ends, not binary."""
+    return not (head.startswith(GZIP_MAGIC) or source.display.endswith(".gz") or text_form(head) != PLAIN or looks_binary(head))
+
+
+def _read_whole(source: Source, into: memoryview) -> int:
+    """A regular file read whole into ``into``, leaving a byte for a newline: its size, or -1 when it
+    cannot be read so (too large for the room, empty by its size as /proc files are, not regular, an
+    error)."""
+    try:
+        fd = os.open(source.path, os.O_RDONLY | os.O_CLOEXEC)  # type: ignore[arg-type]
+    except OSError:
+        return -1
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or not 0 < status.st_size < len(into):
+            return -1
+        with into[: status.st_size] as view:
+            return os.preadv(fd, [view], 0)
+    except OSError:
+        return -1
+    finally:
+        os.close(fd)
 
 
 def _file_blocks(fd: int, block_size: int, span: tuple[int, int] | None, buffers: ReadBuffers) -> Iterator[bytes]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -169,8 +169,9 @@ class SparkScanner:
     def expand(self, paths: list[str]):
         return expand(paths, lambda uri: list_remote(self.spark, uri))
 
-    def scan(self, sources: list[Source], zones: dict[int, tzinfo]) -> list[FileScan]:
-        scans = {source.order: FileScan(source) for source in sources}
+    def scan(self, sources: list[Source], zones: dict[int, tzinfo], take_events: Callable[[EventColumns], None]) -> list[FileScan]:
+        """Every source's accounting; ``take_events`` receives the events of each file (line numbers final)."""
+        scans = {source.order: FileScan(source=source) for source in sources}
         binary: set[int] = set()
         for source in sources:
             problem = self._unreadable(source)
@@ -199,7 +200,7 @@ class SparkScanner:
             if source.order in binary:
                 scan.buckets["unreadable"] += counts["lines"]
                 continue
-            self._assemble(scan, numbered.get(path, {}), counts, EnvelopeReader(self.catalog, zones[source.order]))
+            take_events(self._assemble(scan, numbered.get(path, {}), counts, EnvelopeReader(self.catalog, zones[source.order])))
         return list(scans.values())
 
     def _unreadable(self, source: Source) -> str | None:
@@ -296,8 +297,8 @@ class SparkScanner:
                            "unreadable", "relevant")
         return rows.toArrow().to_pylist()
 
-    def _assemble(self, scan: FileScan, lines: dict[int, dict[str, Any]], counts: Counter, reader: EnvelopeReader) -> None:
-        """Events, record extents and line buckets of one file from its numbered kept lines."""
+    def _assemble(self, scan: FileScan, lines: dict[int, dict[str, Any]], counts: Counter, reader: EnvelopeReader) -> EventColumns:
+        """One file's line buckets from its numbered kept lines, and its events."""
         events = sorted(number for number, row in lines.items() if row["pattern_id"] is not None)
         in_records: set[int] = set()
         rows = []
@@ -320,7 +321,6 @@ class SparkScanner:
                     previous_line=previous["text"] if previous else None,
                 )
             )
-        scan.events.extend(EventColumns(rows))
         unreadable = counts["unreadable"] - sum(1 for n in in_records if lines[n]["unreadable"])
         relevant = counts["relevant"] - sum(1 for n in in_records if lines[n]["relevant"])
         scan.buckets.update(matched=len(in_records), unreadable=unreadable, relevant_unmatched=relevant,
@@ -329,6 +329,7 @@ class SparkScanner:
             scan.unmatched.extend(
                 (n, row["text"]) for n, row in sorted(lines.items()) if row["relevant"] and n not in in_records
             )
+        return EventColumns(rows)
 
 
 def _literal(text: str) -> str:

@@ -110,7 +110,7 @@ def read_events(location: str, *, spark: SparkSession | None = None) -> LogSet:
         events = pl.read_parquet(f"{location}/**/*.parquet", hive_partitioning=False)
     events = events.select([pl.col(name).cast(polars_schema()[name]) for name in COLUMN_NAMES])
     scans = [
-        FileScan(Source(entry["file"], None, entry["order"]), buckets=Counter(entry["buckets"]), problem=entry["problem"])
+        FileScan(Counter(entry["buckets"]), problem=entry["problem"], source=Source(entry["file"], None, entry["order"]))
         for entry in manifest["files"]
     ]
     return LogSet(canonical_sort(events, {s.source.display: s.source.order for s in scans}), scans, manifest["problems"])

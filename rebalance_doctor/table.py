@@ -35,9 +35,8 @@ class TableBuilder:
         self._frames: list[pl.DataFrame] = []
         self._pending = EventColumns()
 
-    def add(self, events: EventColumns, line_offset: int = 0) -> None:
-        """A scan's events, their line numbers shifted by ``line_offset`` (a later part of a file)."""
-        self._pending.extend(events, line_offset)
+    def add(self, events: EventColumns) -> None:
+        self._pending.extend(events)
         if len(self._pending) >= self.CHUNK_ROWS:
             self._compact()
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from rebalance_doctor import inputs
 from rebalance_doctor.catalog import load_catalog
+from rebalance_doctor.events import EventColumns
 from rebalance_doctor.inputs import Source
 from rebalance_doctor.scanner import LocalScanner
 
@@ -59,12 +60,17 @@ def expected_lines(data: bytes) -> list[str]:
     return [line.removesuffix(b"\r").decode("utf-8", errors="replace") for line in data.split(b"\n")][:count]
 
 
-def scan(path: Path) -> tuple[int, dict[str, int], list[tuple[int, str]]]:
-    """Lines read, line buckets and each event's (line, raw record)."""
-    source = Source(str(path), path, 0)
-    (result,) = SCANNER.scan([source], {0: timezone.utc})
-    columns = result.events.columns  # none when the file holds no event
-    return result.lines_read, dict(result.buckets), list(zip(columns.get("line", []), columns.get("raw", []), strict=True))
+def scan(*paths: Path) -> list[tuple[int, dict[str, int], list[tuple[int, str]]]]:
+    """Per file: lines read, line buckets and each event's (line, raw record)."""
+    sources = [Source(str(path), path, order) for order, path in enumerate(paths)]
+    events = EventColumns()
+    results = SCANNER.scan(sources, {source.order: timezone.utc for source in sources}, events.extend)
+    columns = events.columns  # none when no file holds an event
+    rows = list(zip(columns.get("file", []), columns.get("line", []), columns.get("raw", []), strict=True))
+    return [
+        (result.lines_read, dict(result.buckets), [(line, raw) for file, line, raw in rows if file == result.source.display])
+        for result in results
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -80,12 +86,29 @@ def test_every_line_is_accounted_for_and_every_event_points_at_its_line(workdir,
     whole_file = inputs.SPAN_SIZE
     inputs.SPAN_SIZE = span_size or whole_file  # cut as large files are cut for the scan processes
     try:
-        total, buckets, events = scan(path)
+        ((total, buckets, events),) = scan(path)
     finally:
         inputs.SPAN_SIZE = whole_file
+    assert_accounted_for(lines, total, buckets, events)
 
+
+def assert_accounted_for(lines: list[str], total: int, buckets: dict[str, int], events: list[tuple[int, str]]) -> None:
     assert total == len(lines)
     assert sum(buckets.values()) == total
     assert buckets.get("matched", 0) >= len(events)
     for line, raw in events:
         assert lines[line - 1].lstrip("\x00") == raw.split("\n", 1)[0]
+
+
+@given(logs=st.lists(st.one_of(log_files(), st.just(b"")), min_size=2, max_size=6))
+def test_small_files_read_into_one_block_are_each_accounted_for_as_if_read_alone(workdir, logs):
+    """300 pods' small logs are scanned several to a block: no record runs into the next file, and
+    each file's lines, buckets and events are what it has scanned alone."""
+    paths = []
+    for number, data in enumerate(logs):
+        paths.append(workdir / f"pod-{number}.log")
+        paths[-1].write_bytes(data)
+    together = scan(*paths)
+    for path, data, result in zip(paths, logs, together, strict=True):
+        assert_accounted_for(expected_lines(data), *result)
+        assert [result] == scan(path)

@@ -196,6 +196,7 @@ def test_a_scan_makes_no_reference_cycles_so_the_cycle_collector_can_stay_off(tm
 
     from rebalance_doctor import scanner
     from rebalance_doctor.collector import collector_paused
+    from rebalance_doctor.events import EventColumns
     from rebalance_doctor.inputs import expand
 
     generate.generate(tmp_path / "corpus", size=600_000, files=3, rebalance_ratio=0.02, groups=3, seed=5)
@@ -208,10 +209,11 @@ def test_a_scan_makes_no_reference_cycles_so_the_cycle_collector_can_stay_off(tm
     gc.collect()
     with collector_paused():
         assert not gc.isenabled()
-        scans = scanner.LocalScanner(load_catalog(), collect_unmatched=True).scan(sources, {s.order: timezone.utc for s in sources})
-        assert sum(len(scan.events) for scan in scans) > 2000
+        events = EventColumns()
+        scans = scanner.LocalScanner(load_catalog(), collect_unmatched=True).scan(sources, {s.order: timezone.utc for s in sources}, events.extend)
+        assert len(events) > 2000
         assert len([scan.problem for scan in scans if scan.problem]) == 3  # binary, not gzip, cut short
-        del scans
+        del scans, events
         assert gc.collect() == 0
     assert gc.isenabled()
 
