@@ -368,6 +368,33 @@ def test_ten_thousand_tiny_files(tmp_path):
     assert f"{root / 'pod-42' / 'c7.log'}:{BROKER_EVENTS}" in run.stdout
 
 
+def test_small_logs_read_together_stay_apart(tmp_path):
+    """Small files are read several to a block: a pod's log that ends inside a stack trace, without a
+    final newline, does not run into the next pod's log, whose first line is a stack frame; a
+    java.util.logging message that starts a log does not take its time from the header line that
+    ends the log before it. Every file reads as it reads alone."""
+    trace = (
+        "[2024-03-05 10:00:02,000] ERROR [GroupCoordinator 1]: Failed to write empty metadata for group orders: The coordinator is not available. (kafka.coordinator.group.GroupCoordinator)\n"
+        "org.apache.kafka.common.errors.CoordinatorNotAvailableException: The coordinator is not available.\n"
+        "\tat kafka.coordinator.group.GroupMetadataManager.storeGroup(GroupMetadataManager.scala:301)"
+    )
+    jul_header = "Mar 05, 2024 10:00:09 AM org.apache.kafka.clients.consumer.internals.ConsumerCoordinator onJoinComplete\n"
+    jul_message = "INFO: [Consumer clientId=consumer-g-1, groupId=g] Discovered group coordinator localhost:9092 (id: 2147483646 rack: null)\n"
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "pod-a.log").write_text(BROKER.decode() + trace)
+    (pods / "pod-b.log").write_text("\tat kafka.coordinator.group.GroupCoordinator.onCompleteJoin(GroupCoordinator.scala:1302)\n" + BROKER.decode() + jul_header)
+    (pods / "pod-c.log").write_text(jul_message)
+    together = events_of(pods)
+    alone = [events_of(path) for path in sorted(pods.iterdir())]
+    assert together.status == 0
+    assert sorted(together.events) == sorted(row for run in alone for row in run.events)
+    assert together.accounting["lines"] == sum(run.accounting["lines"] for run in alone) == (BROKER_LINES + 3) + (1 + BROKER_LINES + 1) + 1
+    assert together.accounting["matched"] == sum(run.accounting["matched"] for run in alone)
+    (pod_c,) = [row for row in together.events if "pod-c.log" in row]
+    assert pod_c.startswith('{"ts":null') and "onCompleteJoin" not in together.stdout
+
+
 # --------------------------------------------------------------------------- catalogs
 
 
