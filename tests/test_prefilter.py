@@ -143,6 +143,32 @@ def test_spans_scanned_in_worker_processes_give_the_one_pass_table(tmp_path: Pat
     assert Path(first["file"]).read_text().splitlines()[first["line"] - 1].endswith(first["raw"].split("\n")[0][-40:])
 
 
+def test_small_files_packed_by_a_scan_process_give_the_one_pass_table(tmp_path: Path, monkeypatch):
+    """300 pods' small logs beside a broker log cut into spans, shared with a scan process in small
+    tasks: blocks of whole small files and spans (some not a file's first) travel back from the other
+    process and give exactly the table and buckets of one process."""
+    from polars.testing import assert_frame_equal
+
+    from rebalance_doctor import inputs, load, scanner
+
+    generate.generate(tmp_path / "pods", size=12_000_000, files=300, rebalance_ratio=0.02, groups=5, seed=7)
+    generate.generate(tmp_path / "brokers", size=3_000_000, files=1, rebalance_ratio=0.02, groups=5, seed=8)
+    one_pass = load([str(tmp_path)])
+    monkeypatch.setattr(inputs, "SPAN_SIZE", 200_000)
+    monkeypatch.setattr(scanner, "TAIL_BYTES", 64 * 1024)
+    monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(scanner, "SCAN_PROCESSES", 2)
+    tasks, scanned_here = [], []
+    batches, scan_task = scanner._batches, scanner.LocalScanner.scan_task
+    monkeypatch.setattr(scanner, "_batches", lambda units: tasks.extend(batches(units)) or tasks)
+    monkeypatch.setattr(scanner.LocalScanner, "scan_task", lambda self, task: scanned_here.append(task) or scan_task(self, task))
+    shared = load([str(tmp_path)])
+    assert any(len(task) > 1 for task in tasks) and any(unit[1] is not None and unit[1][0] > 0 for task in tasks for unit in task)
+    assert 0 < len(scanned_here) < len(tasks)  # the scan process took some
+    assert_frame_equal(shared.events, one_pass.events)
+    assert [s.buckets for s in shared.scans] == [s.buckets for s in one_pass.scans]
+
+
 def test_blocks_are_read_into_buffers_kept_from_file_to_file(tmp_path: Path):
     """Blocks land in a few buffers kept by the scanner, one per size class: a fresh block per read cost
     a page fault per 4 KB, and a file's short last block must not make the next file's blocks fault
