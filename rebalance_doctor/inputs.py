@@ -432,7 +432,7 @@ def read_pack(sources: list[Source], buffers: ReadBuffers) -> Pack:
 
 def _plain_text(source: Source, head: bytes) -> bool:
     """Whether a file starting with ``head`` is read as it is stored: not gzip, UTF-8 with LF line ends, not binary."""
-    return not (head.startswith(GZIP_MAGIC) or source.display.endswith(".gz") or text_form(head) != PLAIN or looks_binary(head))
+    return stored_form(head) == PLAIN and not source.display.endswith(".gz") and not looks_binary(head)
 
 
 def _read_whole(source: Source, into: memoryview) -> int:
