@@ -169,6 +169,31 @@ def test_small_files_packed_by_a_scan_process_give_the_one_pass_table(tmp_path: 
     assert [s.buckets for s in shared.scans] == [s.buckets for s in one_pass.scans]
 
 
+def test_a_small_file_that_grew_after_it_was_listed_is_read_whole(tmp_path: Path):
+    """A pod's log listed at 100 bytes has grown by the time it is read: its block kept room for what
+    the listing said, so the file that no longer fits is left to the ordinary reader, which reads all
+    of it; every file is read whole."""
+    from datetime import timezone
+
+    from rebalance_doctor import inputs
+    from rebalance_doctor.events import EventColumns
+    from rebalance_doctor.scanner import LocalScanner
+
+    log = Path("sample_logs/heartbeat-expiry/orders-app-0.log").read_bytes()
+    sources = []
+    for order, listed in enumerate((len(log), 100, len(log))):
+        path = tmp_path / f"pod-{order}.log"
+        path.write_bytes(log)
+        sources.append(inputs.Source(str(path), path, order, listed_size=listed))
+    pack = inputs.read_pack(sources, inputs.ReadBuffers())
+    assert len(pack.sources) == 2 and len(pack.refused) == 1  # the room ran out at the last file
+    assert pack.block.count(b"\n") == 2 * log.count(b"\n")
+    events = EventColumns()
+    scans = LocalScanner(load_catalog()).scan(sources, {s.order: timezone.utc for s in sources}, events.extend)
+    assert [scan.lines_read for scan in scans] == [log.count(b"\n")] * 3
+    assert [events.columns["file"].count(source.display) for source in sources] == [len(events) // 3] * 3
+
+
 def test_blocks_are_read_into_buffers_kept_from_file_to_file(tmp_path: Path):
     """Blocks land in a few buffers kept by the scanner, one per size class: a fresh block per read cost
     a page fault per 4 KB, and a file's short last block must not make the next file's blocks fault
