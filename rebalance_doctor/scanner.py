@@ -64,13 +64,15 @@ class Accounting:
     def lines_read(self) -> int:
         return sum(self.buckets.values())
 
-    def append(self, part: Accounting) -> None:
-        """Add the input's next part, renumbering its lines after those already read."""
+    def append(self, part: Accounting) -> int:
+        """Add the input's next part, renumbering its lines after those already read; the offset it
+        renumbered them by (the part's events need the same)."""
         offset = self.lines_read
         self.unmatched += [(number + offset, text) for number, text in part.unmatched]
         self.cut_lines += [(number + offset, size) for number, size in part.cut_lines]
         self.buckets.update(part.buckets)
         self.problem = self.problem or part.problem
+        return offset
 
 
 @dataclass
@@ -240,10 +242,9 @@ class LocalScanner:
         def merge(scanned: Scanned) -> None:
             position = 0
             for order, part, count in scanned.parts:
-                scan = scans[order]
-                if count and scan.lines_read:  # a later part of its input
-                    scanned.events.shift_lines(position, position + count, scan.lines_read)
-                scan.append(part)
+                offset = scans[order].append(part)
+                if count and offset:  # a later part of its input
+                    scanned.events.shift_lines(position, position + count, offset)
                 position += count
             take_events(scanned.events)
 
@@ -301,11 +302,11 @@ class LocalScanner:
     def scan_task(self, task: list[Unit]) -> Iterator[Scanned]:
         """A task's units, a block at a time: small whole files several to a block (see :func:`read_pack`;
         2,000 files scanned one by one cost 250 µs of Python each), the others block by block."""
-        packable = [unit for unit in task if _packable(unit)]
-        for pack in _packs(packable):
+        packable = [_packable(unit) for unit in task]
+        for pack in _packs([unit for unit, small in zip(task, packable, strict=True) if small]):
             yield from self._scan_pack(pack)
-        for unit in task:
-            if not _packable(unit):
+        for unit, small in zip(task, packable, strict=True):
+            if not small:
                 yield from self.scan_parts(*unit)
 
     def _scan_pack(self, units: list[Unit]) -> Iterator[Scanned]:
