@@ -16,8 +16,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from rebalance_doctor.catalog import load_catalog
-from rebalance_doctor.events import build_event, match_message
-from rebalance_doctor.records import EnvelopeReader
+from rebalance_doctor.reading.rows import build_event, match_message
+from rebalance_doctor.reading.envelope import EnvelopeReader
 
 BROKER_NOISE = [
     "INFO [ReplicaFetcher replicaId={a}, leaderId={b}, fetcherId=0] Node {b} disconnected. (org.apache.kafka.clients.NetworkClient)",

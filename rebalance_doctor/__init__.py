@@ -1,39 +1,56 @@
 """rebalance-doctor: log forensics for Apache Kafka consumer-group rebalance incidents.
 
-The library API is :func:`load` (inputs → event table); the CLI is a thin layer over it.
-Heavy modules (polars) load on first use so that ``rebalance-doctor --help`` starts instantly.
+The library API, which the command line is a thin layer over:
+
+>>> import rebalance_doctor as rd                                   # doctest: +SKIP
+>>> logs = rd.load(["sample_logs/heartbeat-expiry"])                # inputs → the event table
+>>> analysis = rd.analyze(logs.events)                              # → the incident model
+>>> print(rd.render(analysis, "markdown"))                          # → a report
+
+Heavy modules (polars) load on first use so that ``rebalance-doctor --help`` starts at once.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .api import LogSet
+    import polars as pl
+
+    from .analysis.model import Analysis
+    from .table.loading import LogSet
 
 
 def load(paths: Any, **options: Any) -> LogSet:
-    """Read logs into a :class:`~rebalance_doctor.api.LogSet` (see :func:`rebalance_doctor.api.load`)."""
-    from .api import load as _load
+    """Read logs into a :class:`~rebalance_doctor.table.loading.LogSet`: the event table and its line
+    accounting (see :func:`rebalance_doctor.table.loading.load` for the options)."""
+    from .table.loading import load as load_logs
 
-    return _load(paths, **options)
+    return load_logs(paths, **options)
 
 
+def analyze(events: pl.DataFrame, *, patterns: tuple[str, ...] = (), **options: Any) -> Analysis:
+    """Reconstruct rebalances, causes, pauses and findings from an event table (see
+    :func:`rebalance_doctor.analysis.analyze` for the options).
 
-
-def analyze(events: Any, **options: Any) -> Any:
-    """Reconstruct rebalances, causes, pauses and findings (see :func:`rebalance_doctor.analysis.analyze`).
-
-    The bundled catalog's version ranges word the advice for the Kafka versions the logs prove.
+    The catalogs' version ranges (the bundled ones, plus the ``patterns`` directories) word the advice
+    for the Kafka versions the logs prove.
     """
-    from .analysis import analyze as _analyze
+    from .analysis import analyze as analyze_events
     from .catalog import load_catalog
 
-    if "pattern_versions" not in options:
-        options["pattern_versions"] = {p.id: (p.since, p.until) for p in load_catalog().patterns}
-    return _analyze(events, **options)
+    options.setdefault("pattern_versions", load_catalog(tuple(patterns)).pattern_versions)
+    return analyze_events(events, **options)
 
 
-__all__ = ["load", "analyze", "__version__"]
+def render(analysis: Analysis, format: str = "terminal", out: IO | None = None, **options: Any) -> str | bytes | None:
+    """Write the incident as ``terminal``, ``json``, ``markdown``, ``html``, ``svg`` or ``png`` to ``out``,
+    or return it when ``out`` is None (see :func:`rebalance_doctor.renderers.render`)."""
+    from .renderers import render as render_analysis
+
+    return render_analysis(analysis, format, out, **options)
+
+
+__all__ = ["__version__", "analyze", "load", "render"]

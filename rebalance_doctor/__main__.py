@@ -6,7 +6,7 @@ the imports of this module: the CLI (typer, rich: 80 ms) is imported only when t
 
 
 def main() -> None:
-    from rebalance_doctor.cli import main as run
+    from rebalance_doctor.cli.process import main as run
 
     run()
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from rebalance_doctor.catalog import load_catalog
-from rebalance_doctor.events import build_event, match_message
-from rebalance_doctor.records import EnvelopeReader
+from rebalance_doctor.reading.envelope import EnvelopeReader
+from rebalance_doctor.reading.rows import build_event, match_message
 
 CATALOG = load_catalog()
 EXAMPLES = [(p, i, e) for p in CATALOG.patterns for i, e in enumerate(p.examples)]
@@ -38,7 +38,7 @@ def test_layout_examples_read_their_envelope(layout) -> None:
 
 @pytest.mark.parametrize("prefix", CATALOG.outer_prefixes + CATALOG.context_prefixes, ids=lambda p: p.id)
 def test_prefix_examples_yield_their_fields(prefix) -> None:
-    from rebalance_doctor.schema import FIELD_BY_GROUP
+    from rebalance_doctor.catalog.schema import FIELD_BY_GROUP
 
     for example in prefix.examples:
         m = prefix.compiled.search(example.line)

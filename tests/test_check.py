@@ -15,22 +15,12 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from rebalance_doctor.renderers.verdict import actual_text, github_annotations, junit_xml, limit_text, print_check, summary
+from rebalance_doctor.rules import CheckResult, RuleResult, Rules, RulesError, evaluate, load_rules, merge
 
 from rebalance_doctor import analyze, load
 from rebalance_doctor.analysis.model import Evidence
-from rebalance_doctor.check import (
-    CheckResult,
-    RuleResult,
-    Rules,
-    RulesError,
-    evaluate,
-    github_annotations,
-    junit_xml,
-    load_rules,
-    merge,
-    print_check,
-)
-from rebalance_doctor.environment import Environment
+from rebalance_doctor.cli.console import Environment
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_RULES = ROOT / "examples" / "rebalance-rules.yaml"
@@ -81,7 +71,7 @@ def test_a_forbidden_cause_fails_with_the_line_that_shows_it():
     assert not result.passed and result.violations == [expiry]
     assert expiry.actual == 1
     assert where(expiry.evidence)[0] == "sample_logs/heartbeat-expiry/broker-1/server.log:248"
-    assert "7 → 8 heartbeat_expiry" in expiry.summary
+    assert "7 → 8 heartbeat_expiry" in summary(expiry)
     assert only(result, "fail_on", "fulfillment-audit").passed  # the cron group only joins and leaves
 
 
@@ -93,7 +83,7 @@ def test_max_rebalances_fails_past_the_budget_and_points_at_the_first_rebalance_
     (result,) = over.results
     assert (result.passed, result.actual, result.limit) == (False, 3, 2)
     assert where(result.evidence) == ["sample_logs/heartbeat-expiry/broker-1/server.log:252"]  # 8 → 9, the third
-    assert at.passed and at.results[0].summary == "3 rebalances (limit 3)"
+    assert at.passed and summary(at.results[0]) == "3 rebalances (limit 3)"
 
 
 def test_a_budget_is_per_group_not_summed_over_groups():
@@ -125,10 +115,10 @@ def test_max_pause_is_the_groups_total_pause_eager_bounce_fails_where_cooperativ
 
     (pause,) = eager.violations
     assert pause.actual == incident("rolling-bounce-eager").groups[0].total_pause_ms > 10_000
-    assert (pause.actual_text, pause.limit_text) == ("15.9 s", "≤ 10.0 s")
-    assert "longest: invoice-writer-0" in pause.summary and "12.2 s" in pause.summary
+    assert (actual_text(pause), limit_text(pause)) == ("15.9 s", "≤ 10.0 s")
+    assert "longest: invoice-writer-0" in summary(pause) and "12.2 s" in summary(pause)
     assert where(pause.evidence)[0] == "sample_logs/rolling-bounce-eager/broker-1/server.log:247"  # its 4.8 s pause
-    assert cooperative.passed and cooperative.results[0].actual_text == "8.8 s"
+    assert cooperative.passed and actual_text(cooperative.results[0]) == "8.8 s"
 
 
 def test_a_group_named_but_absent_from_the_logs_is_still_reported():
@@ -136,7 +126,7 @@ def test_a_group_named_but_absent_from_the_logs_is_still_reported():
 
     (typo,) = result.results
     assert typo.group == "orders-procesor" and typo.passed
-    assert typo.summary == "0 rebalances (limit 5) (no events of this group in the logs)"
+    assert summary(typo) == "0 rebalances (limit 5) (no events of this group in the logs)"
 
 
 # --------------------------------------------------------------------------- rules files and options
@@ -245,7 +235,7 @@ def test_junit_has_one_case_per_rule_and_group_and_the_evidence_in_each_failure(
         ("orders-processor", "fail_on"), ("orders-processor", "max_rebalances"),
         ("orders-processor", "max_failed"), ("orders-processor", "max_pause")]
     expiry = suite.find("testcase[@classname='orders-processor'][@name='fail_on']/failure")
-    assert expiry.get("message") == only(result, "fail_on", "orders-processor").summary
+    assert expiry.get("message") == summary(only(result, "fail_on", "orders-processor"))
     assert "heartbeat-expiry/broker-1/server.log:248 [GroupCoordinator 1]: Preparing to rebalance" in expiry.text
     assert suite.find("testcase[@classname='fulfillment-audit'][@name='max_rebalances']/failure") is not None
 
@@ -277,15 +267,14 @@ def test_github_annotations_sit_on_the_evidence_line(monkeypatch):
 
 
 def test_github_annotation_escaping_keeps_a_hostile_reason_in_one_command():
-    evidence = Evidence(file="logs/a,b:c.log", line=7, text="reason: 100% done\nline two, a:b")
-    violation = RuleResult(rule="fail_on", group="grp:1,2", passed=False, actual=1, limit=0, actual_text="1 rebalance",
-                           limit_text="no unknown", summary="50% of\r\nit, a:b", evidence=(evidence,))
+    evidence = Evidence(file="logs/a,b:c.log", line=7, text="reason: 100% done\r\nline two, a:b")
+    violation = RuleResult(rule="max_rebalances", group="grp:1,2", passed=False, actual=7, limit=5, evidence=(evidence,))
 
     (annotation,) = github_annotations(CheckResult([violation]))
 
     assert annotation == (
-        "::error file=logs/a%2Cb%3Ac.log,line=7,title=rebalance-doctor fail_on (grp%3A1%2C2)"
-        "::50%25 of^M%0Ait, a:b%0Alogs/a,b:c.log:7 reason: 100%25 done%0Aline two, a:b"
+        "::error file=logs/a%2Cb%3Ac.log,line=7,title=rebalance-doctor max_rebalances (grp%3A1%2C2)"
+        "::7 rebalances (limit 5)%0Alogs/a,b:c.log:7 reason: 100%25 done^M%0Aline two, a:b"
     )
 
 

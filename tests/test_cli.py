@@ -207,7 +207,7 @@ def test_a_user_catalog_is_validated_once_per_content(tmp_path: Path, monkeypatc
     """Scenario: a team passes `--patterns ours/` on every run. Its catalog is validated on the first run
     only (100 entries took 0.1 s on every run); an edit takes effect on the next run; the cache keeps a
     bounded number of validated catalogs."""
-    from rebalance_doctor import catalog
+    from rebalance_doctor.catalog import loading as catalog
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(catalog, "CACHED_CATALOGS", 2)

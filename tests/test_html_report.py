@@ -28,10 +28,10 @@ from rebalance_doctor.analysis.model import (
     MemberPause,
     Rebalance,
 )
-from rebalance_doctor.html import PAGE_ROWS, render
-from rebalance_doctor.picture import CAUSE_COLOURS, timeline_png, timeline_svg
-from rebalance_doctor.report import duration, generation_label
-from rebalance_doctor.schema import CAUSES
+from rebalance_doctor.catalog.schema import CAUSES
+from rebalance_doctor.renderers.html import PAGE_ROWS, render
+from rebalance_doctor.renderers.picture import timeline_png, timeline_svg
+from rebalance_doctor.renderers.words import CAUSE_COLOURS, duration, generation_label
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = ROOT / "docs" / "html-report.png"

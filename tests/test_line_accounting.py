@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rebalance_doctor import inputs
 from rebalance_doctor.catalog import load_catalog
-from rebalance_doctor.events import EventColumns
-from rebalance_doctor.inputs import Source
-from rebalance_doctor.scanner import LocalScanner
+from rebalance_doctor.engines.parallel import LocalScanner
+from rebalance_doctor.reading import blocks
+from rebalance_doctor.reading.rows import EventColumns
+from rebalance_doctor.reading.sources import Source
 
 SAMPLES = Path(__file__).parent.parent / "sample_logs"
 
@@ -83,12 +83,12 @@ def test_every_line_is_accounted_for_and_every_event_points_at_its_line(workdir,
     path = workdir / "mixture.log"
     path.write_bytes(data)
     lines = expected_lines(data)
-    whole_file = inputs.SPAN_SIZE
-    inputs.SPAN_SIZE = span_size or whole_file  # cut as large files are cut for the scan processes
+    whole_file = blocks.SPAN_SIZE
+    blocks.SPAN_SIZE = span_size or whole_file  # cut as large files are cut for the scan processes
     try:
         ((total, buckets, events),) = scan(path)
     finally:
-        inputs.SPAN_SIZE = whole_file
+        blocks.SPAN_SIZE = whole_file
     assert_accounted_for(lines, total, buckets, events)
 
 

@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from rebalance_doctor import analyze, load
-from rebalance_doctor.markdown import TIMELINE_EDGE, render
+from rebalance_doctor.renderers.markdown import TIMELINE_EDGE, render
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"

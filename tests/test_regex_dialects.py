@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from rebalance_doctor.catalog import compile_portable, load_catalog, portability_problems
-from rebalance_doctor.schema import FIELD_BY_GROUP
+from rebalance_doctor.catalog.schema import FIELD_BY_GROUP
 
 CATALOG = load_catalog()
 JAVA_CHECK = Path(__file__).parent / "java" / "RegexCheck.java"

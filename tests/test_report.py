@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from rebalance_doctor import analyze, load
 from rebalance_doctor.cli import app
-from rebalance_doctor.environment import Environment
-from rebalance_doctor.report import print_report
+from rebalance_doctor.cli.console import Environment
+from rebalance_doctor.renderers.terminal import print_report
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -173,7 +173,7 @@ def test_no_kafka_line_is_relevant_but_unmatched(run):
 def test_truth_is_consistent(run):
     """The truth itself: generations step by one per rebalance, leaders are members, causes are known."""
     case, truth, _ = run
-    from rebalance_doctor.schema import CAUSES
+    from rebalance_doctor.catalog.schema import CAUSES
 
     assert [r.to_generation for r in truth.rebalances] == truth.generations[1:], case
     for previous, rebalance in zip(truth.generations, truth.rebalances, strict=False):

@@ -21,10 +21,10 @@ from polars.testing import assert_frame_equal
 from standalone_cluster import standalone_cluster
 from typer.testing import CliRunner
 
-from rebalance_doctor import store
-from rebalance_doctor.api import load
+from rebalance_doctor import load
 from rebalance_doctor.cli import app
-from rebalance_doctor.spark_engine import SparkSettings, spark_session
+from rebalance_doctor.engines.spark import SparkSettings, spark_session
+from rebalance_doctor.table import store
 
 ROOT = Path(__file__).parent.parent
 SAMPLE_LOGS = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_dir())

@@ -16,10 +16,17 @@ from .causes import attribute
 from .findings import group_findings, leader_changes, probing
 from .model import Analysis, GroupAnalysis, Rebalance
 from .rebalances import (
-    assemble, coordinator_of, drafts, epoch_drafts, in_time_order, orphan_drafts, protocol_of, track_broker_members,
+    assemble,
+    coordinator_of,
+    drafts,
+    epoch_drafts,
+    in_time_order,
+    orphan_drafts,
+    protocol_of,
+    track_broker_members,
 )
-from .versions import VersionRange, versions_seen
 from .timeline import Event, TimeIndex, consumer_starts, estimate_skew, files_and_nodes, group_timelines
+from .versions import VersionRange, versions_seen
 
 DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
 

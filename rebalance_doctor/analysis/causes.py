@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ..schema import SYMPTOM
+from ..catalog.schema import SYMPTOM
 from .model import Cause, Evidence, Rebalance
 from .rebalances import Draft, Episode
 from .timeline import Event, TimeIndex

@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import timedelta
 
 from .model import Evidence, Finding, LeaderChange, Probing, Rebalance
-from .timeline import Event
+from .timeline import Event, broker_id
 from .versions import VersionRange
 
 STORM_COUNT, STORM_WINDOW = 5, timedelta(minutes=5)
@@ -210,8 +210,6 @@ def _storm(rebalances: list[Rebalance]) -> tuple[str, list[Evidence]] | None:
 def _coordinator_moves(timeline: list[Event]) -> tuple[list[str], list[Evidence]] | None:
     """The coordinators the group had (broker ids, in order of appearance), when it had more than one or
     members lost theirs (NOT_COORDINATOR, coordinator marked dead) and had to find it again."""
-    from .rebalances import broker_id
-
     brokers: list[str] = []
     evidence: list[Evidence] = []
     lost = False

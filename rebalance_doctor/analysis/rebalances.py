@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .model import Cause, Departure, MemberPause, Rebalance
-from .timeline import EARLIEST, Event
+from .timeline import EARLIEST, Event, broker_id
 
 # Kinds a member logs on its way into a rebalance, before it learns the new generation.
 PRE_JOIN = {
@@ -202,16 +202,6 @@ def coordinator_of(events: list[Event]) -> str | None:
         if event.kind == "coordinator_discovered" and event.coordinator:
             return broker_id(event.coordinator)
     return None
-
-
-def broker_id(printed: str) -> str:
-    """`host:9092 (id: 2147483646 rack: null)` → '1' (clients address the coordinator as 2147483647 − broker id)."""
-    import re
-
-    m = re.search(r"(?:nodeId=|\bid:? )(\d+)", printed)
-    if m and int(m.group(1)) > 2147483000:
-        return str(2147483647 - int(m.group(1)))
-    return m.group(1) if m else printed
 
 
 def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cause: Cause,

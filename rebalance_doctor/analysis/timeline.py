@@ -9,6 +9,7 @@ sample of that file's skew; the median per file is subtracted before anything is
 from __future__ import annotations
 
 import bisect
+import re
 import statistics
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta, timezone
@@ -16,7 +17,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from ..schema import COLUMN_NAMES
+from ..catalog.schema import COLUMN_NAMES
 from .model import ClockSkew, Evidence
 
 # (broker kind, client kind) that happen within milliseconds of each other for the same generation
@@ -159,8 +160,6 @@ class TimeIndex:
 
     def coordinator_moved(self, found: Event) -> bool:
         """A member found a coordinator other than the one the group had before (not just lost and found again)."""
-        from .rebalances import broker_id
-
         previous = None
         for event in self.events:
             if event is found:
@@ -189,3 +188,14 @@ def files_and_nodes(events: pl.DataFrame) -> tuple[list[str], list[str]]:
     files = events["file"].unique(maintain_order=True).to_list()
     nodes = [node for node, _ in Counter(events["node"].drop_nulls().to_list()).most_common()]
     return files, sorted(nodes)
+
+
+_COORDINATOR_ID = re.compile(r"(?:nodeId=|\bid:? )(\d+)")
+
+
+def broker_id(printed: str) -> str:
+    """`host:9092 (id: 2147483646 rack: null)` → '1' (clients address the coordinator as 2147483647 − broker id)."""
+    m = _COORDINATOR_ID.search(printed)
+    if m and int(m.group(1)) > 2147483000:
+        return str(2147483647 - int(m.group(1)))
+    return m.group(1) if m else printed

@@ -1,0 +1,292 @@
+"""The commands that read logs: events, ingest, report, timeline, check and grep. Each parses its own
+options and calls the library; the shared options and the loading live in :mod:`.options`."""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.text import Text
+
+from .app import app
+from .console import ExitStatus, environment
+from .options import (
+    Kinds,
+    LogOptions,
+    Paths,
+    analyze_logs,
+    check_kinds,
+    exit_1_when_nothing_found,
+    fail,
+    load_logs,
+    reads_logs,
+    spark_session_for,
+)
+
+
+class EventFormat(str, Enum):
+    table = "table"
+    ndjson = "ndjson"
+    csv = "csv"
+
+
+class ReportFormat(str, Enum):
+    terminal = "terminal"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+    svg = "svg"
+    png = "png"
+
+
+@app.command()
+@reads_logs
+def events(
+    paths: Paths = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the table to a .parquet, .csv or .ndjson file.", metavar="FILE")] = None,
+    format: Annotated[EventFormat, typer.Option("--format", "-f", help="Output format on stdout.")] = EventFormat.table,
+    kind: Kinds = [],
+    options: LogOptions = None,  # filled by @reads_logs
+) -> None:
+    """The event table: every rebalance-related line of every input as one typed row.
+
+    Examples:
+
+        rebalance-doctor events sample_logs/heartbeat-expiry/
+
+        rebalance-doctor events logs/*.log.gz --format ndjson | jq .kind
+
+        rebalance-doctor events broker-*/server.log -o events.parquet --group orders
+    """
+    check_kinds(kind)
+    logs = load_logs(paths, options)
+
+    from ..renderers.event_lines import print_table, write_csv, write_file, write_ndjson
+    from ..table.event_table import filter_table
+
+    table = filter_table(logs.events, kinds=tuple(kind))
+    if output is not None:
+        try:
+            write_file(table, output)
+        except (ValueError, OSError) as exc:
+            raise fail(str(exc)) from None
+        environment().err.print(Text(f"wrote {table.height:,} events to {output}", style="dim"))
+    elif format is EventFormat.ndjson:
+        write_ndjson(table, environment().stdout)
+    elif format is EventFormat.csv:
+        write_csv(table, environment().stdout)
+    else:
+        print_table(table, environment().out)
+    exit_1_when_nothing_found(table.height)
+
+
+@app.command()
+@reads_logs
+def ingest(
+    paths: Paths = None,
+    output: Annotated[str, typer.Option("--output", "-o", help="The event store to write: a directory (or, with --engine spark, a Hadoop URI such as s3a://bucket/events).", metavar="DIR", show_default=False)] = ...,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing event store.")] = False,
+    options: LogOptions = None,  # filled by @reads_logs
+) -> None:
+    """Write the event table as an event store: Parquet partitioned by date and group, with the line accounting.
+
+    The store is written next to its destination and moved into place at the end: a failed run leaves none.
+    `report`, `check`, `grep`, `timeline` and `events` read it with --events DIR.
+
+    Examples:
+
+        rebalance-doctor ingest logs/ -o events/
+
+        rebalance-doctor ingest 's3a://logs/kafka/2024-10-24/*' --engine spark --master spark://spark-master:7077 -o s3a://forensics/events/
+
+        rebalance-doctor report --events events/ --group orders
+    """
+    logs = load_logs(paths, options)
+
+    from ..engines.spark import SparkEngineError
+    from ..table.store import StoreError, write_events
+
+    try:
+        write_events(logs, output, spark=spark_session_for(options), overwrite=force)
+    except (StoreError, SparkEngineError) as exc:
+        raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(f"{output}: {exc.strerror or exc}") from None
+    environment().err.print(Text(f"wrote {logs.events.height:,} events from {logs.files_read:,} files to {output}", style="dim"))
+    exit_1_when_nothing_found(logs.events.height)
+
+
+@app.command()
+@reads_logs
+def report(
+    paths: Paths = None,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="terminal (rich), json (documented in the README), markdown (a post-mortem document), html (one self-contained file with the timeline), svg or png (the timeline picture alone).")] = ReportFormat.terminal,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to a file instead of stdout.", metavar="FILE")] = None,
+    probing_interval: Annotated[str, typer.Option("--probing-interval", help="Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s).", metavar="DURATION")] = "10m",
+    options: LogOptions = None,  # filled by @reads_logs
+) -> None:
+    """Every rebalance of every group: generations, leaders, membership, pause time and root causes with evidence.
+
+    Examples:
+
+        rebalance-doctor report sample_logs/heartbeat-expiry/
+
+        rebalance-doctor report logs/ --group orders --since 2024-10-24T12:00Z
+
+        rebalance-doctor report logs/ --format json -o incident.json
+
+        rebalance-doctor report logs/ --format markdown -o incident.md
+
+        rebalance-doctor report logs/ --format html -o incident.html
+    """
+    analysis = analyze_logs(paths, options, probing_interval)
+
+    from .. import render
+    from ..renderers.files import write_atomically
+
+    env = environment()
+    binary = format is ReportFormat.png
+    if output is None:
+        if binary and env.stdout.isatty():
+            raise fail("--format png writes binary data: give -o FILE or redirect stdout")
+        render(analysis, format.value, env.stdout.buffer if binary else env.stdout, console=env.out)
+    else:
+        try:
+            with write_atomically(output, binary=binary) as stream:
+                render(analysis, format.value, stream, console=None if binary else env.console(stream))
+        except OSError as exc:
+            raise fail(f"{output}: {exc.strerror or exc}") from None
+        env.err.print(Text(f"wrote the report to {output}", style="dim"))
+    exit_1_when_nothing_found(analysis.events)
+
+
+@app.command()
+@reads_logs
+def timeline(
+    paths: Paths = None,
+    options: LogOptions = None,  # filled by @reads_logs
+) -> None:
+    """The incident at a glance: per group a row of rebalances coloured by cause, per member when it was in the
+    group and when it was paused.
+
+    Examples:
+
+        rebalance-doctor timeline sample_logs/rolling-bounce-eager/
+
+        rebalance-doctor timeline logs/ --group orders --since 2024-10-24T12:00Z
+    """
+    analysis = analyze_logs(paths, options)
+
+    from ..renderers.timeline import print_timeline
+
+    print_timeline(analysis, environment().out)
+    exit_1_when_nothing_found(analysis.events)
+
+
+@app.command()
+@reads_logs
+def check(
+    paths: Paths = None,
+    fail_on: Annotated[Optional[str], typer.Option("--fail-on", help="Fail when a rebalance has one of these causes (CAUSE,…; see `patterns kinds` for the vocabulary in the README).", metavar="CAUSES")] = None,
+    max_rebalances: Annotated[Optional[int], typer.Option("--max-rebalances", min=0, help="At most N rebalances per group.", metavar="N")] = None,
+    max_failed: Annotated[Optional[int], typer.Option("--max-failed", min=0, help="At most N failed rebalances per group.", metavar="N")] = None,
+    max_pause: Annotated[Optional[str], typer.Option("--max-pause", help="At most this much total pause per group (600000, 90s, 10m).", metavar="DURATION")] = None,
+    rules_file: Annotated[Optional[Path], typer.Option("--rules", help="A rules file (YAML; see examples/rebalance-rules.yaml).", metavar="FILE")] = None,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Write JUnit XML: one test case per rule and group.", metavar="FILE")] = None,
+    github: Annotated[bool, typer.Option("--github", help="Print GitHub Actions ::error annotations at the evidence lines.")] = False,
+    options: LogOptions = None,  # filled by @reads_logs
+) -> None:
+    """CI gate: evaluate rebalance rules per group. Exit 0 when all hold, 1 when one is violated, 2 on usage/input errors.
+
+    Examples:
+
+        rebalance-doctor check logs/ --fail-on heartbeat_expiry,poll_timeout --max-failed 0 --max-pause 30s
+
+        rebalance-doctor check logs/ --rules examples/rebalance-rules.yaml --junit rebalance.xml --github
+    """
+    from ..renderers.files import write_atomically
+    from ..renderers.verdict import github_annotations, junit_xml, print_check
+    from ..rules import evaluate, load_rules, merge
+
+    try:  # rules first: a bad rules file is a usage error before any log is read
+        rules = merge(load_rules(rules_file) if rules_file else None,
+                      {"fail_on": fail_on, "max_rebalances": max_rebalances, "max_failed": max_failed, "max_pause": max_pause})
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    result = evaluate(analyze_logs(paths, options), rules, tuple(options.group))
+    print_check(result, environment().out)
+    if junit is not None:
+        try:
+            with write_atomically(junit) as stream:
+                stream.write(junit_xml(result))
+        except OSError as exc:
+            raise fail(f"{junit}: {exc.strerror or exc}") from None
+    if github:
+        environment().stdout.write("".join(line + "\n" for line in github_annotations(result)))  # raw: never through rich
+    raise typer.Exit(int(ExitStatus.OK if result.passed else ExitStatus.NOTHING_FOUND))
+
+
+@app.command()
+@reads_logs
+def grep(
+    args: Annotated[list[str], typer.Argument(help="[TEXT] PATH…: TEXT (a regex over the log line, smart case) is optional; "
+                                                  "the first argument is TEXT unless it is (or looks like) a path; use -e TEXT to be explicit.", show_default=False)] = None,
+    kind: Kinds = [],
+    generation: Annotated[list[int], typer.Option("--generation", help="Only this generation (or KIP-848 epoch); repeatable.", metavar="N")] = [],
+    text: Annotated[Optional[str], typer.Option("--regexp", "-e", help="TEXT given explicitly (when it could be mistaken for a path).", metavar="TEXT")] = None,
+    count: Annotated[bool, typer.Option("--count", "-c", help="Print the number of matching events per file.")] = False,
+    raw: Annotated[bool, typer.Option("--raw", help="Print only the original log lines (merged in time order).")] = False,
+    json: Annotated[bool, typer.Option("--json", help="One JSON object per matching event (same fields as `events --format ndjson`).")] = False,
+    options: LogOptions = None,  # filled by @reads_logs
+) -> None:
+    """Grep for incidents: rebalance events from every node, merged in time order.
+
+    Exit status 0 when something matched, 1 when nothing did, 2 on error (like grep and rg).
+
+    Examples:
+
+        rebalance-doctor grep logs/                       # every rebalance event, all nodes
+
+        rebalance-doctor grep -k rebalance_start -k member_expired logs/
+
+        rebalance-doctor grep 'heartbeat' --group orders --generation 42 logs/ --raw
+
+        kubectl logs -l app=orders --prefix | rebalance-doctor grep -k poll_timeout
+    """
+    check_kinds(kind)
+    args = list(args or [])
+    if text is None and args and _is_text_not_path(args[0]):
+        text, args = args[0], args[1:]
+    logs = load_logs(args, options)
+
+    from ..renderers.event_lines import print_counts, print_grep, write_ndjson
+    from ..table.event_table import filter_table
+
+    try:
+        table = filter_table(logs.events, kinds=tuple(kind), generations=tuple(generation), text=text)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if count:
+        print_counts(table, environment().out)
+    elif json:
+        write_ndjson(table, environment().stdout)
+    else:
+        print_grep(table, environment().out, raw_only=raw)
+    if table.height == 0:
+        raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
+
+
+def _is_text_not_path(arg: str) -> bool:
+    """The first argument of `grep` is TEXT unless it names a path: an existing one, a glob that
+    matches, or something shaped like a path (a separator or a log-file suffix) — a typo in a path
+    should say "no such file", not search for the typo."""
+    import glob
+
+    if arg == "-" or os.path.exists(arg) or (any(ch in arg for ch in "*?[") and glob.glob(arg, recursive=True)):
+        return False
+    return os.sep not in arg and not arg.endswith((".log", ".gz", ".txt", ".json", ".out", ".csv"))
+
+

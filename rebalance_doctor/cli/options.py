@@ -1,0 +1,259 @@
+"""Options every log-reading command shares (defined once, like sqlite-utils' option groups), and what
+those commands do alike: load the logs or an event store through the library, report problems and the
+line accounting on stderr, and fail with a message and an exit status."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+from rich.text import Text
+
+from .console import ExitStatus, environment
+
+
+class EngineName(str, Enum):
+    polars = "polars"
+    spark = "spark"
+
+
+# Options shared by every command that reads logs (defined once, like sqlite-utils' option groups).
+Paths = Annotated[Optional[list[str]], typer.Argument(help="Log files, directories, globs, .gz files, or - for stdin.", show_default=False)]
+PatternDirs = Annotated[list[str], typer.Option("--patterns", help="Extra catalog directory (overrides/extends the bundled patterns/).", metavar="DIR")]
+TimeZones = Annotated[list[str], typer.Option("--tz", help="Zone of naive timestamps: UTC (default), +02:00, Europe/Paris, or GLOB=ZONE per file.", metavar="ZONE")]
+Since = Annotated[Optional[str], typer.Option("--since", help="Only events at or after this time (ISO-8601; naive = UTC).", metavar="TIME")]
+Until = Annotated[Optional[str], typer.Option("--until", help="Only events at or before this time (ISO-8601; naive = UTC).", metavar="TIME")]
+Groups = Annotated[list[str], typer.Option("--group", "-g", help="Only this consumer group (repeatable; globs like orders-*).", metavar="GROUP")]
+Members = Annotated[list[str], typer.Option("--member", "-m", help="Only events whose member id, client id or instance id contains this.", metavar="MEMBER")]
+Kinds = Annotated[list[str], typer.Option("--kind", "-k", help="Only these event kinds (repeatable; see `patterns kinds`).", metavar="KIND")]
+Unmatched = Annotated[bool, typer.Option("--unmatched", help="List relevant-looking lines no pattern matched (catalog gaps) on stderr.")]
+Color = Annotated[str, typer.Option("--color", help="auto, always or never (NO_COLOR is honoured).", metavar="WHEN")]
+Engine = Annotated[EngineName, typer.Option("--engine", envvar="REBALANCE_DOCTOR_ENGINE", help="polars (embedded) or spark (PySpark: local[*] or a cluster, Hadoop URIs such as s3a://, hdfs://).")]
+Master = Annotated[Optional[str], typer.Option("--master", help="Spark master URL for --engine spark (default local[*]; spark://host:7077, yarn, k8s://…).", metavar="URL")]
+SparkConf = Annotated[list[str], typer.Option("--spark-conf", help="A Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=4g.", metavar="KEY=VALUE")]
+EventStore = Annotated[Optional[str], typer.Option("--events", help="Read an event store written by `ingest` instead of logs (a directory, or a Hadoop URI with --engine spark).", metavar="DIR")]
+
+
+@dataclass(frozen=True)
+class LogOptions:
+    """What every log-reading command shares: which logs, which events, how to read times, colour."""
+
+    group: list[str]
+    member: list[str]
+    since: str | None
+    until: str | None
+    tz: list[str]
+    patterns: list[str]
+    unmatched: bool
+    color: str
+    engine: EngineName
+    master: str | None
+    spark_conf: list[str]
+    events: str | None
+
+
+_LOG_OPTIONS = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+    for name, annotation, default in (
+        ("group", Groups, []), ("member", Members, []), ("since", Since, None), ("until", Until, None),
+        ("tz", TimeZones, []), ("patterns", PatternDirs, []), ("unmatched", Unmatched, False), ("color", Color, "auto"),
+        ("engine", Engine, EngineName.polars), ("master", Master, None), ("spark_conf", SparkConf, []), ("events", EventStore, None),
+    )
+]
+
+
+def reads_logs(command):
+    """Give a command the shared log options, defined once (sqlite-utils' option groups): typer sees them in the
+    wrapper's signature; the command receives them as one ``options: LogOptions`` and the colour is already set."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "options"]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs):
+        options = LogOptions(**{p.name: kwargs.pop(p.name) for p in _LOG_OPTIONS})
+        set_colour(options.color)
+        try:
+            return command(options=options, **kwargs)
+        except KeyboardInterrupt:  # typer would exit 130 without a word
+            raise fail("interrupted", ExitStatus.INTERRUPTED) from None
+
+    wrapper.__signature__ = inspect.Signature(own + _LOG_OPTIONS)
+    return wrapper
+
+
+def fail(message: str, status: ExitStatus = ExitStatus.ERROR) -> typer.Exit:
+    environment().err.print(Text(f"rebalance-doctor: {message}", style="bold red"))
+    return typer.Exit(int(status))
+
+
+def exit_1_when_nothing_found(events: int) -> None:
+    """Like grep: status 1 when the logs (after the filters) hold no rebalance event; the output is still written."""
+    if events == 0:
+        raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
+
+
+def parse_time(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise fail(f"{option} {value!r} is not an ISO-8601 time (e.g. 2024-10-24T12:00:00Z)") from None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def paths_or_stdin(paths: list[str] | None) -> list[str]:
+    if paths:
+        return paths
+    if not sys.stdin.isatty():
+        return ["-"]
+    raise fail("no input: give log files or directories, or pipe logs into stdin")
+
+
+def set_colour(color: str) -> None:
+    if color not in ("auto", "always", "never"):
+        raise fail(f"--color must be auto, always or never, not {color!r}")
+    environment().color = color  # type: ignore[assignment]
+
+
+def spark_session_for(options: LogOptions):
+    """The Spark session when --engine spark is chosen, else None (polars needs none)."""
+    if options.engine is not EngineName.spark:
+        return None
+    from ..engines.spark import SparkSettings, spark_session
+
+    return spark_session(SparkSettings.parse(options.master, options.spark_conf))
+
+
+def load_logs(paths, options: LogOptions):
+    """Load logs (or an event store) through the library, report problems and line buckets on stderr.
+    Modules that import polars are imported after this returns (here and in the commands): polars
+    takes 0.2 s to import, which the scan processes spend starting up instead of waiting for it."""
+    from .. import load
+    from ..catalog import CatalogError
+    from ..engines.spark import SparkEngineError, SparkSettings
+
+    try:
+        if options.events is not None:
+            logs = read_store(paths, options)
+        else:
+            with progress_bar() as progress:
+                logs = load(
+                    paths_or_stdin(paths),
+                    patterns=tuple(options.patterns),
+                    tz=tuple(options.tz),
+                    since=parse_time(options.since, "--since"),
+                    until=parse_time(options.until, "--until"),
+                    groups=tuple(options.group),
+                    members=tuple(options.member),
+                    collect_unmatched=options.unmatched,
+                    progress=progress,
+                    engine=options.engine.value,
+                    spark=SparkSettings.parse(options.master, options.spark_conf),
+                )
+    except CatalogError as exc:
+        raise fail(f"bad catalog entry: {exc}") from None
+    except (ValueError, SparkEngineError) as exc:  # e.g. an unknown --tz zone, Spark not reachable
+        raise fail(str(exc)) from None
+
+    from ..renderers.event_lines import bucket_summary, print_unmatched
+
+    err = environment().err
+    for problem in logs.problems:
+        err.print(Text(f"rebalance-doctor: {problem}", style="yellow"))
+    if options.unmatched:
+        print_unmatched(logs.unmatched, err)
+    err.print(bucket_summary(logs.buckets, logs.files_read))
+    if logs.files_read == 0:
+        raise fail("nothing could be read")
+    if logs.lines_read == 0:
+        err.print(Text("rebalance-doctor: the input is empty (no lines to read)", style="yellow"))
+    return logs
+
+
+def read_store(paths, options: LogOptions):
+    """An event store instead of logs, with the same event filters."""
+    from dataclasses import replace
+
+    from ..table.event_table import filter_table
+    from ..table.store import StoreError, read_events
+
+    if paths:
+        raise fail("give log paths or --events, not both")
+    try:
+        logs = read_events(options.events, spark=spark_session_for(options))
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    events = filter_table(logs.events, since=parse_time(options.since, "--since"), until=parse_time(options.until, "--until"),
+                          groups=tuple(options.group), members=tuple(options.member))
+    return replace(logs, events=events)
+
+
+PROGRESS_MIN_BYTES = 64 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def progress_bar():
+    """A progress bar on stderr when it is a terminal; the callback shows it once the input is large."""
+    if not environment().stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    with Progress("reading logs", BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=environment().err, transient=True) as bar:
+        task = None
+
+        def update(done: int, total: int) -> None:
+            nonlocal task
+            if total >= PROGRESS_MIN_BYTES:
+                task = task if task is not None else bar.add_task("scan", total=total)
+                bar.update(task, completed=done)
+
+        yield update
+
+
+def check_kinds(kinds: list[str]) -> None:
+    from ..catalog.schema import KINDS
+
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise fail(f"unknown kind {', '.join(unknown)}; known kinds: {', '.join(KINDS)}")
+
+
+def analyze_logs(paths, options: LogOptions, probing_interval: str = "10m"):
+    """Load the logs and analyze them with the catalog's version ranges (shared by report, timeline, check)."""
+    interval_ms = duration_option(probing_interval, "--probing-interval")
+    logs = load_logs(paths, options)
+
+    from .. import analyze
+    from ..catalog import CatalogError
+
+    try:
+        return analyze(logs.events, patterns=tuple(options.patterns), probing_interval_ms=interval_ms, buckets=dict(logs.buckets))
+    except CatalogError as exc:
+        raise fail(f"bad catalog entry: {exc}") from None
+
+
+def duration_option(value: str, option: str) -> int:
+    """'600000' (ms), '10m', '90s', '1h' → milliseconds."""
+    from ..durations import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError:
+        raise fail(f"{option} {value!r} is not a duration (e.g. 600000, 10m, 90s)") from None
+
+
+def catalog_or_fail(patterns: list[str]):
+    from ..catalog import CatalogError, load_catalog
+
+    try:
+        return load_catalog(tuple(patterns))
+    except CatalogError as exc:
+        raise fail(f"bad catalog entry: {exc}") from None

@@ -1,0 +1,109 @@
+"""``rebalance-doctor patterns …``: what the catalogs hold, and which entry a line matches."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+from rich.text import Text
+
+from .app import patterns_app
+from .console import ExitStatus, environment
+from .options import Color, PatternDirs, TimeZones, catalog_or_fail, fail, set_colour
+
+
+@patterns_app.command("list")
+def patterns_list(
+    component: Annotated[Optional[str], typer.Option("--component", help="broker, consumer, streams, connect or librdkafka.")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="Only entries of this event kind.")] = None,
+    patterns: PatternDirs = [],
+    color: Color = "auto",
+) -> None:
+    """Every catalog entry: id, kind, component, versions and anchor."""
+    from rich.table import Table
+
+    set_colour(color)
+    catalog = catalog_or_fail(patterns)
+    table = Table(header_style="bold")
+    for header in ("id", "kind", "component", "versions", "anchor"):
+        table.add_column(header, overflow="fold")
+    shown = [p for p in catalog.patterns if (component in (None, p.component)) and (kind in (None, p.kind))]
+    for p in shown:
+        table.add_row(p.id, p.kind, p.component, p.versions, Text(repr(p.anchor)))
+    environment().out.print(table)
+    environment().err.print(Text(f"{len(shown)} of {len(catalog.patterns)} entries; {len(catalog.ignored)} reference wordings ignored with a reason", style="dim"))
+
+
+@patterns_app.command("anchors")
+def patterns_anchors(patterns: PatternDirs = []) -> None:
+    """The prefilter's literals, one per line: `rg -F -f <(rebalance-doctor patterns anchors) logs/`."""
+    catalog = catalog_or_fail(patterns)
+    environment().stdout.write("".join(anchor + "\n" for anchor in catalog.anchors))
+
+
+@patterns_app.command("kinds")
+def patterns_kinds(color: Color = "auto") -> None:
+    """The event-kind vocabulary analyzers speak in."""
+    from ..catalog.schema import KINDS
+
+    set_colour(color)
+    for name, doc in KINDS.items():
+        environment().out.print(Text.assemble((name, "bold"), f"  {doc}"))
+
+
+@patterns_app.command("show")
+def patterns_show(
+    pattern_id: Annotated[str, typer.Argument(metavar="ID", help="Catalog entry id (see `patterns list`).")],
+    patterns: PatternDirs = [],
+    color: Color = "auto",
+) -> None:
+    """One entry in full: versions, anchor, regex, constants and its example lines."""
+    set_colour(color)
+    catalog = catalog_or_fail(patterns)
+    pattern = catalog.by_id.get(pattern_id)
+    if pattern is None:
+        close = [p.id for p in catalog.patterns if pattern_id.lower() in p.id.lower()][:10]
+        hint = f"; did you mean {', '.join(close)}" if close else ""
+        raise fail(f"no catalog entry {pattern_id!r}{hint}")
+    out = environment().out
+    for label, value in (
+        ("id", pattern.id), ("kind", pattern.kind), ("component", pattern.component), ("level", pattern.level),
+        ("versions", pattern.versions), ("anchor", repr(pattern.anchor)), ("regex", pattern.regex),
+        ("constants", str(pattern.constants or "")), ("multiline", str(pattern.multiline)), ("defined at", pattern.where),
+    ):
+        out.print(Text.assemble((f"{label:>10}: ", "bold"), value))
+    for example in pattern.examples:
+        out.print(Text.assemble(("   example: ", "bold"), example.line))
+
+
+@patterns_app.command("test")
+def patterns_test(
+    line: Annotated[str, typer.Argument(help="A log line (quote it), or - to read lines from stdin.")],
+    patterns: PatternDirs = [],
+    tz: TimeZones = [],
+    color: Color = "auto",
+) -> None:
+    """Which pattern a line matches and what it extracts — or why nothing matches.
+
+    Example:
+
+        rebalance-doctor patterns test "$(sed -n 248p sample_logs/heartbeat-expiry/broker-1/server.log)"
+
+        grep -h GroupCoordinator logs/*.log | rebalance-doctor patterns test -
+    """
+    from ..renderers.line_explanation import explain_line
+
+    set_colour(color)
+    catalog = catalog_or_fail(patterns)
+    lines = sys.stdin.read().splitlines() if line == "-" else [line]
+    try:
+        from ..reading.envelope import zone_for
+        from ..reading.sources import Source
+
+        zone = zone_for(Source("-", None, 0), tuple(tz))
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    matched = [explain_line(text, catalog, zone, environment().out) for text in lines]
+    if not any(matched):
+        raise typer.Exit(int(ExitStatus.NOTHING_FOUND))

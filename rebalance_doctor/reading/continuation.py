@@ -1,0 +1,121 @@
+"""Record extent: which lines after a matched line belong to its record (stack traces, Streams
+summaries, multi-line messages).
+
+Both engines decide it here, on the lines that follow a match, so a record's ``raw`` text and the
+``matched`` line count are the same whichever engine ran. The Spark engine cannot look at
+neighbouring lines on the cluster; it ships only the lines that *could* continue a record (the
+superset regexes below) and a missing line therefore ends a record, exactly as a line that does not
+continue it would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..catalog import Catalog, Layout, uncaptured
+from .envelope import node_prefix
+
+MAX_CONTINUATION_LINES = 500
+STACK_CAUSE = "Caused by: "  # a JVM stack trace's nested exception, unindented
+# the first line of a JVM stack trace, unindented under the record that logged it: the exception's class
+EXCEPTION_HEADER = r"(?:[A-Za-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b"
+_EXCEPTION_HEADER = re.compile(EXCEPTION_HEADER)
+PYTHON_WHITESPACE = r"[\s\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
+def _is_continuation(record: str, line: str, prefix: str) -> bool:
+    """A line continues the record above when it is indented deeper (stack traces, Streams summaries,
+    config dumps) or starts a stack trace (``org.apache…Exception: …``, ``Caused by: …``), after the node
+    prefix both lines repeat (kubectl --prefix, docker-compose)."""
+    if prefix:
+        if not line.startswith(prefix):
+            return False
+        record, line = record[len(prefix) :], line[len(prefix) :]
+    if line[:1].isdigit():  # most lines start with their timestamp: neither indented nor a stack trace
+        return False
+    if not line.strip():
+        return False
+    indent = len(record) - len(record.lstrip())
+    deeper = line[:indent].strip() == "" and line[indent : indent + 1] in (" ", "\t")
+    return deeper or line.lstrip().startswith(STACK_CAUSE) or bool(_EXCEPTION_HEADER.match(line))
+
+
+@dataclass(frozen=True)
+class _StartsLikeRecord:
+    """Tells whether a line starts a new record in the layout (and node prefix) of a multi-line record."""
+
+    layout: Layout
+    prefix: str
+
+    def match(self, line: str) -> bool:
+        if self.prefix and not line.startswith(self.prefix):
+            return True  # another node's line (interleaved kubectl/docker output) ends the record
+        return bool(self.layout.compiled.match(line[len(self.prefix) :]))
+
+
+def _record_layouts(catalog: Catalog) -> list[Layout]:
+    """Layouts that start a timestamped record (message-only logs have none: only indented lines
+    can be told to continue them)."""
+    return [
+        layout
+        for layout in catalog.layouts
+        if not layout.header and "(?<ts>" in layout.regex and not layout.regex.startswith("^.{")
+    ]
+
+
+def _record_layout(line: str, catalog: Catalog) -> _StartsLikeRecord | None:
+    prefix = node_prefix(line, catalog)
+    for layout in _record_layouts(catalog):
+        if layout.compiled.match(line.removeprefix(prefix)):
+            return _StartsLikeRecord(layout, prefix)
+    return None
+
+
+def record_lines(first: str, followers: Iterable[str | None], multiline: bool, catalog: Catalog) -> list[str]:
+    """The record's physical lines: ``first`` and the followers that continue it.
+
+    ``followers`` are the lines after ``first``, up to the next matched line; ``None`` stands for a
+    line the engine knows cannot continue a record. A multi-line message (2.4's "Updating assignment
+    with\\nnow assigned partitions: …") continues on unindented lines too, up to the next line that
+    starts a record of the same layout.
+    """
+    lines = [first]
+    prefix = node_prefix(first, catalog)
+    layout = _record_layout(first, catalog) if multiline else None
+    for line in followers:
+        if line is None or len(lines) > MAX_CONTINUATION_LINES:
+            break
+        continues = _is_continuation(first, line, prefix) or (layout is not None and line.strip() and not layout.match(line))
+        if not continues:
+            break
+        lines.append(line)
+    return lines
+
+
+@dataclass(frozen=True)
+class ContinuationHints:
+    """Java regexes that let the Spark engine ship only lines :func:`record_lines` might need.
+
+    ``may_continue`` or not ``starts_record``: a line that may continue a record (indented or
+    ``Caused by:`` after an optional node prefix, or starting no timestamped record — the multi-line
+    case). A superset of :func:`record_lines`' test; it differs only where one file mixes two
+    timestamped layouts. ``may_head``: a line that may be a java.util.logging header line.
+    """
+
+    may_continue: str
+    starts_record: str | None
+    may_head: str | None
+
+    @classmethod
+    def of(cls, catalog: Catalog) -> ContinuationHints:
+        prefixes = "|".join(uncaptured(p.regex) for p in catalog.outer_prefixes if "(?<node>" in p.regex)
+        optional_prefix = f"(?:{prefixes})?" if prefixes else ""
+        starts = "|".join(uncaptured(layout.regex) for layout in _record_layouts(catalog))
+        headers = "|".join(uncaptured(layout.regex) for layout in catalog.layouts if layout.header)
+        return cls(
+            may_continue=f"^{optional_prefix}{PYTHON_WHITESPACE}|{STACK_CAUSE}|^{optional_prefix}{EXCEPTION_HEADER}",
+            starts_record=f"^{optional_prefix}(?:{starts})" if starts else None,
+            may_head=headers or None,
+        )

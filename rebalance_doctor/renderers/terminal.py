@@ -1,0 +1,157 @@
+"""Renderers of the incident model: the terminal report (rich) and the JSON document.
+
+Both read :class:`~rebalance_doctor.analysis.model.Analysis`; neither derives anything. Log text
+reaches the terminal as rich Text or as painted lines (never markup), with control characters made
+visible.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ..analysis.model import Analysis, Evidence, GroupAnalysis
+from ..catalog.schema import BUCKETS
+from .text_tables import Palette, ruled_table, write_lines
+from .words import (
+    CAUSE_STYLE,
+    CONFIRM_BELOW,
+    MAX_DETAILED_REBALANCES,
+    SEVERITY_STYLE,
+    clock,
+    delta_label,
+    duration,
+    generation_label,
+    member_label,
+    plural,
+    short_names,
+    visible,
+)
+
+
+def print_report(analysis: Analysis, console: Console) -> None:
+    console.print(_summary(analysis))
+    if not analysis.groups:
+        console.print(Text("No consumer group events found.", style="yellow"))
+    palette = Palette(console)
+    for group in analysis.groups:
+        console.print()
+        console.print(_group_header(group))
+        if group.rebalances:
+            write_lines(_generation_table(group, console.width, palette), console)
+        console.print(_group_details(group))
+
+
+def _summary(analysis: Analysis) -> Panel:
+    rebalances = sum(len(g.rebalances) for g in analysis.groups)
+    failed = sum(g.failed_rebalances for g in analysis.groups)
+    pause = sum(g.total_pause_ms for g in analysis.groups)
+    span = f"{clock(analysis.started_at, True)} → {clock(analysis.ended_at, True)}"
+    if analysis.started_at and analysis.ended_at:
+        span += f" ({duration(int((analysis.ended_at - analysis.started_at).total_seconds() * 1000))})"
+    lines = [
+        Text(span),
+        Text(" · ".join((plural(len(analysis.files), "file"), plural(len(analysis.nodes), "node"),
+                         plural(len(analysis.groups), "group"), plural(analysis.events, "event")))),
+        Text.assemble(("rebalances ", "bold"), str(rebalances), ("  failed ", "bold"), str(failed),
+                      ("  total pause ", "bold"), duration(pause)),
+    ]
+    if analysis.buckets:
+        total = sum(analysis.buckets.values())
+        lines.append(Text(f"lines: {total:,} read · " + " · ".join(
+            f"{analysis.buckets.get(b, 0):,} {b.replace('_', ' ')}" for b in BUCKETS), style="dim"))
+    if analysis.versions:
+        lines.append(Text("Kafka versions (from the wordings): " + ", ".join(analysis.versions), style="dim"))
+    skews = [s for s in analysis.clock_skew if abs(s.skew_ms) >= 50]
+    if skews:
+        short = short_names(analysis.files)
+        lines.append(Text("clock skew vs " + visible(short.get(skews[0].reference, skews[0].reference)) + ": " + ", ".join(
+            f"{visible(short.get(s.file, s.file))} {s.skew_ms:+d} ms" for s in skews), style="dim"))
+    return Panel(Group(*lines), title="rebalance-doctor report", title_align="left", expand=False)
+
+
+def _group_header(group: GroupAnalysis) -> Text:
+    header = Text.assemble(("group ", "bold"), (visible(group.group_id), "bold cyan"))
+    facts = [f"coordinator broker {group.coordinator}" if group.coordinator else None, group.protocol,
+             plural(len(group.rebalances), "rebalance"), f"{group.failed_rebalances} failed" if group.failed_rebalances else None,
+             f"pause {duration(group.total_pause_ms)}"]
+    header.append("  " + " · ".join(f for f in facts if f), style="dim")
+    return header
+
+
+def _group_details(group: GroupAnalysis) -> Group:
+    """What follows a group's generation table, rendered in one print (rich's per-call overhead is most of the time)."""
+    out: list[RenderableType] = []
+    if any(f.kind == "unstable_leader" for f in group.findings):
+        for change in group.leader_changes:
+            stayed = " (it stayed in the group)" if change.previous_stayed else ""
+            out.append(Text(f"  leader change at generation {change.generation}: {member_label(change.previous, group)}{stayed} → "
+                               f"{member_label(change.leader, group)}", style="yellow"))
+    elif group.leader_changes:
+        out.append(Text(f"  leader changed {plural(len(group.leader_changes), 'time')}, each time after the previous leader "
+                           "left or failed", style="dim"))
+    if group.probing:
+        p = group.probing
+        out.append(Text(f"  probing: {p.count} probing rebalances, median interval {duration(p.interval_ms)} "
+                           f"(expected {duration(p.expected_interval_ms)})", style="yellow"))
+    out += _causes(group)
+    for finding in group.findings:
+        out.append(Text.assemble(("  ● ", SEVERITY_STYLE[finding.severity]), (finding.severity, SEVERITY_STYLE[finding.severity]),
+                                    " ", (finding.kind, "bold"), ": ", visible(finding.summary)))
+        for evidence in finding.evidence[:4]:
+            out.append(evidence_line(evidence, "      "))
+        out.append(Text("    → " + finding.recommendation, style="green"))
+    if group.pause_by_member:
+        table = Table(title="pause by member", title_justify="left", header_style="bold", pad_edge=False)
+        table.add_column("member")
+        table.add_column("total pause", justify="right")
+        for member, ms in group.pause_by_member.items():
+            table.add_row(Text(visible(member_label(member, group))), duration(ms))
+        out.append(table)
+    return Group(*out)
+
+
+GENERATION_COLUMNS = (("generation", "left"), ("start (UTC)", "left"), ("duration", "right"), ("members", "right"),
+                      ("Δ members", "left"), ("leader", "left"), ("cause", "left"), ("pause", "right"))
+GENERATION_FOLDABLE = [False, False, False, False, True, True, True, False]  # narrow screens fold the member columns and the cause
+
+
+def _generation_table(group: GroupAnalysis, width: int, palette: Palette) -> list[str]:
+    rows = [
+        [
+            (generation_label(rebalance), "bold magenta" if rebalance.failed else ""),
+            (clock(rebalance.started_at), ""),
+            (duration(rebalance.duration_ms), ""),
+            (str(rebalance.member_count) if rebalance.member_count is not None else "–", ""),
+            (visible(delta_label(rebalance)), ""),
+            (visible(member_label(rebalance.leader, group)), ""),
+            (f"{rebalance.cause.kind} {rebalance.cause.confidence:.0%}", CAUSE_STYLE.get(rebalance.cause.kind, "")),
+            (duration(rebalance.pause_ms) if rebalance.pauses else "–", ""),
+        ]
+        for rebalance in group.rebalances
+    ]
+    return ruled_table(GENERATION_COLUMNS, rows, width, GENERATION_FOLDABLE, palette)
+
+
+def _causes(group: GroupAnalysis) -> list[RenderableType]:
+    """Why each rebalance happened, with its evidence (the first rebalances of a storm stand for the rest)."""
+    out: list[RenderableType] = []
+    shown = group.rebalances[:MAX_DETAILED_REBALANCES]
+    for rebalance in shown:
+        cause = rebalance.cause
+        out.append(Text.assemble(("  ", ""), (generation_label(rebalance), "bold"), ": ",
+                                    (cause.kind, CAUSE_STYLE.get(cause.kind, "bold")), f" ({cause.confidence:.0%}) — ",
+                                    visible(cause.summary)))
+        for evidence in cause.evidence[:3]:
+            out.append(evidence_line(evidence, "      "))
+        if cause.confirm and cause.confidence < CONFIRM_BELOW:
+            out.append(Text(f"      to confirm: {cause.confirm}", style="dim"))
+    if len(group.rebalances) > len(shown):
+        out.append(Text(f"  … and {len(group.rebalances) - len(shown)} more rebalances (see --format json)", style="dim"))
+    return out
+
+
+def evidence_line(evidence: Evidence, indent: str) -> Text:
+    return Text.assemble(indent, (f"{visible(evidence.file)}:{evidence.line}", "dim"), " ", visible(evidence.text))

@@ -1,0 +1,103 @@
+"""Words and colours every renderer shares: labels (durations, generations, members, files), log text made
+inert (control characters shown, never acted on), and one palette of cause colours for the terminal
+and the pictures."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from datetime import datetime
+
+from ..analysis.model import GroupAnalysis, Rebalance
+
+# C0 controls as ^X, DEL as ^?, and the C1 controls (U+0080–U+009F: U+009B is an 8-bit CSI) as <U+009B>
+CONTROL_SHOWN_AS = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)} | {127: "^?"} | {c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)}
+NODE_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+# One palette of causes (schema.CAUSES): the terminal's style and the pictures' colour. A cause without a
+# terminal style is printed in the style of the text around it; one missing here is drawn in FALLBACK_COLOUR.
+CAUSE_PALETTE = {
+    "heartbeat_expiry": ("red", "#d62728"), "poll_timeout": ("red", "#ff7f0e"),
+    "failed_rebalance_retry": ("magenta", "#6a3d9a"), "unknown": ("dim", "#9e9e9e"),
+    "static_member_fencing": ("magenta", "#c51b7d"), "coordinator_change": ("blue", "#1f77b4"),
+    "probing_rebalance": ("yellow", "#e6ab02"), "cooperative_followup": ("green", "#17becf"),
+    "member_join": ("green", "#2ca02c"), "member_leave": ("yellow", "#bcbd22"),
+    "version_probing": (None, "#a6761d"), "host_endpoint_change": (None, "#7570b3"),
+    "shutdown_requested": (None, "#8c564b"), "enforced": (None, "#e377c2"), "metadata_change": (None, "#9467bd"),
+}
+CAUSE_STYLE = {cause: style for cause, (style, _) in CAUSE_PALETTE.items() if style}
+CAUSE_COLOURS = {cause: colour for cause, (_, colour) in CAUSE_PALETTE.items()}
+FALLBACK_COLOUR = "#9e9e9e"
+MAX_DETAILED_REBALANCES = 25  # per group: beyond that the table stands for the rest
+CONFIRM_BELOW = 0.9  # a cause this sure needs no "to confirm" hint in the terminal (JSON always has it)
+
+
+def visible(text: str | None) -> str:
+    """Control characters (terminal escapes) shown as ``^[`` instead of acting on the terminal."""
+    return (text or "").translate(CONTROL_SHOWN_AS)
+
+
+def iso_utc(ts: datetime | None) -> str | None:
+    """ISO-8601 in UTC with a ``Z``; milliseconds unless the log gave finer precision."""
+    if ts is None:
+        return None
+    spec = "milliseconds" if ts.microsecond % 1000 == 0 else "microseconds"
+    return ts.isoformat(timespec=spec).replace("+00:00", "Z")
+
+
+def node_style(node: str | None) -> str:
+    return NODE_STYLES[zlib.crc32((node or "").encode()) % len(NODE_STYLES)]
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def duration(ms: int | None) -> str:
+    if ms is None:
+        return "–"
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 120_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms / 60000:.1f} min"
+
+
+def clock(ts: datetime | None, with_date: bool = False) -> str:
+    if ts is None:
+        return "–"
+    return ts.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z" if with_date else ts.strftime("%H:%M:%S.%f")[:-3]
+
+
+def member_label(member: str | None, group: GroupAnalysis) -> str:
+    """A member as a reader recognises it: the node that logged it, and the tail of its id."""
+    if not member:
+        return "–"
+    return member_on_node(member, group.member_nodes.get(member))
+
+
+def member_on_node(member: str, node: str | None) -> str:
+    """``orders-app-0 (…5e8f0d2b7a64)``: the node, and the tail of the member id."""
+    tail = member if len(member) <= 16 else "…" + member[-12:]
+    return f"{node} ({tail})" if node else tail
+
+
+def short_names(files: list[str]) -> dict[str, str]:
+    """Files without the directory they all share (`sample_logs/x/broker-1/server.log` → `broker-1/server.log`)."""
+
+    if len(files) < 2:
+        return {f: os.path.basename(f) for f in files}
+    common = os.path.commonpath(files)
+    return {f: os.path.relpath(f, common) for f in files}
+
+
+def generation_label(rebalance: Rebalance) -> str:
+    start = "?" if rebalance.from_generation is None else str(rebalance.from_generation)
+    end = "✗ failed" if rebalance.failed and rebalance.to_generation is None else str(rebalance.to_generation)
+    return f"{start} → {end}" + (" ✗" if rebalance.failed and rebalance.to_generation is not None else "")
+
+
+def delta_label(rebalance: Rebalance) -> str:
+    parts = [f"+{len(rebalance.joined)}"] if rebalance.joined else []
+    parts += [f"-1 ({d.how})" for d in rebalance.left]
+    return " ".join(parts)

@@ -1,0 +1,197 @@
+"""The event store: an event table on disk, so that report, check and grep can start from it instead of raw logs.
+
+Layout: Parquet files partitioned Hive-style by ``date=YYYY-MM-DD`` (UTC) and ``group=<group id>`` —
+the partition values are derived path-safe columns; every schema column, ``group_id`` included, stays
+inside the files — and ``_rebalance-doctor.json`` beside them with the line accounting of the inputs.
+Either engine writes it (Spark to any Hadoop URI), either reads it. A write goes to a hidden sibling
+directory that is renamed into place at the end, so a failed run leaves no partial store.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlparse
+
+import polars as pl
+
+from ..catalog.schema import COLUMN_NAMES, empty_table, polars_schema
+from ..engines.spark import spark_errors
+from ..reading.accounting import FileScan
+from ..reading.sources import Source, is_uri
+from .event_table import canonical_sort
+from .loading import LogSet
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+MANIFEST = "_rebalance-doctor.json"
+STORE_VERSION = 1
+NO_DATE, NO_GROUP = "unknown", "_none"
+
+
+class StoreError(Exception):
+    """An event store that cannot be written or read (exists already, not a store, wrong version)."""
+
+
+def _partitioned(events: pl.DataFrame) -> pl.DataFrame:
+    safe_group = pl.col("group_id").str.replace_all(r"[^A-Za-z0-9._-]", "_").str.slice(0, 120)
+    return events.with_columns(
+        date=pl.col("ts").dt.strftime("%Y-%m-%d").fill_null(NO_DATE),
+        group=pl.when(safe_group.str.len_chars() > 0).then(safe_group).otherwise(pl.lit(NO_GROUP)),
+    )
+
+
+def _manifest(logs: LogSet) -> str:
+    return json.dumps({
+        "store_version": STORE_VERSION,
+        "events": logs.events.height,
+        "files": [
+            {"file": scan.source.display, "order": scan.source.order, "buckets": dict(scan.buckets), "problem": scan.problem}
+            for scan in logs.scans
+        ],
+        "problems": logs.problems,
+    }, indent=1)
+
+
+def _files(location: str, spark: SparkSession | None) -> tuple[_LocalFiles | _HadoopFiles, str]:
+    """Where a store lives and how to reach it: Hadoop's file systems with Spark, this machine's without."""
+    if spark is not None:
+        return _HadoopFiles(spark), location.rstrip("/")
+    if is_uri(location):
+        if not location.lower().startswith("file:"):
+            raise StoreError(f"{location}: remote event stores are read and written by the Spark engine (--engine spark)")
+        location = unquote(urlparse(location).path)
+    return _LocalFiles(), location.rstrip("/")
+
+
+def write_events(logs: LogSet, destination: str, *, spark: SparkSession | None = None, overwrite: bool = False) -> None:
+    """Write the event table and its line accounting; with ``spark`` the cluster writes (any Hadoop URI)."""
+    files, destination = _files(destination, spark)
+    if files.exists(destination) and not overwrite:
+        raise StoreError(f"{destination} exists (give --force to replace it)")
+    parent, _, name = destination.rpartition("/")
+    partial = f"{parent}/.{name}.partial-{uuid.uuid4().hex[:8]}" if parent else f".{name}.partial-{uuid.uuid4().hex[:8]}"
+    try:
+        table = _partitioned(logs.events)
+        if spark is not None:
+            with spark_errors("write"):
+                frame = spark.createDataFrame(table.to_arrow())
+                frame.write.partitionBy("date", "group").parquet(files.location(partial))
+        else:
+            Path(partial).mkdir(parents=True)
+            if table.height:
+                table.write_parquet(partial, partition_by=["date", "group"])
+        files.write_text(f"{partial}/{MANIFEST}", _manifest(logs))
+        files.replace(partial, destination)
+    finally:
+        files.remove(partial)
+
+
+def read_events(location: str, *, spark: SparkSession | None = None) -> LogSet:
+    """An event store as a :class:`LogSet` (events in canonical order, the inputs' line accounting)."""
+    files, location = _files(location, spark)
+    try:
+        manifest = json.loads(files.read_text(f"{location}/{MANIFEST}"))
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"{location}: not an event store written by `rebalance-doctor ingest` ({exc})") from None
+    if manifest.get("store_version") != STORE_VERSION:
+        raise StoreError(f"{location}: event store version {manifest.get('store_version')} (this tool reads {STORE_VERSION})")
+    if manifest["events"] == 0:
+        events = empty_table()
+    elif spark is not None:
+        with spark_errors("read"):
+            events = pl.from_arrow(spark.read.parquet(files.location(location)).drop("date", "group").toArrow())
+    else:
+        events = pl.read_parquet(f"{location}/**/*.parquet", hive_partitioning=False)
+    events = events.select([pl.col(name).cast(polars_schema()[name]) for name in COLUMN_NAMES])
+    scans = [
+        FileScan(Counter(entry["buckets"]), problem=entry["problem"], source=Source(entry["file"], None, entry["order"]))
+        for entry in manifest["files"]
+    ]
+    return LogSet(canonical_sort(events, {s.source.display: s.source.order for s in scans}), scans, manifest["problems"])
+
+
+class _LocalFiles:
+    """Store file operations on this machine's file system."""
+
+    def location(self, path: str) -> str:
+        return path
+
+    def exists(self, path: str) -> bool:
+        return Path(path).exists()
+
+    def read_text(self, path: str) -> str:
+        return Path(path).read_text(encoding="utf-8")
+
+    def write_text(self, path: str, text: str) -> None:
+        Path(path).write_text(text, encoding="utf-8")
+
+    def replace(self, source: str, destination: str) -> None:
+        """Rename into place; an old store is moved aside first and deleted only once the new one is there."""
+        old = Path(f"{source}.old")
+        if Path(destination).exists():
+            Path(destination).rename(old)
+        Path(source).rename(destination)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def remove(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class _HadoopFiles:
+    """Store file operations through the cluster's Hadoop file system (hdfs://, s3a://, file://)."""
+
+    def __init__(self, spark: SparkSession):
+        self.jvm = spark.sparkContext._jvm
+        self.conf = spark.sparkContext._jsc.hadoopConfiguration()
+
+    def location(self, path: str) -> str:
+        return path if is_uri(path) else Path(path).absolute().as_uri()
+
+    def _path(self, path: str):
+        hadoop_path = self.jvm.org.apache.hadoop.fs.Path(self.location(path))
+        return hadoop_path.getFileSystem(self.conf), hadoop_path
+
+    def exists(self, path: str) -> bool:
+        fs, hadoop_path = self._path(path)
+        return bool(fs.exists(hadoop_path))
+
+    def read_text(self, path: str) -> str:
+        fs, hadoop_path = self._path(path)
+        try:
+            stream = fs.open(hadoop_path)
+        except Exception as exc:  # py4j wraps FileNotFoundException
+            raise OSError(str(exc).splitlines()[0]) from None
+        try:
+            return bytes(stream.readAllBytes()).decode("utf-8")
+        finally:
+            stream.close()
+
+    def write_text(self, path: str, text: str) -> None:
+        fs, hadoop_path = self._path(path)
+        stream = fs.create(hadoop_path, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+
+    def replace(self, source: str, destination: str) -> None:
+        """Rename into place (atomic on HDFS and local disks; object stores copy, see the README)."""
+        fs, target = self._path(destination)
+        _, staged = self._path(source)
+        _, old = self._path(f"{source}.old")
+        if fs.exists(target):
+            fs.rename(target, old)
+        if not fs.rename(staged, target):
+            raise StoreError(f"{destination}: could not move the new event store into place")
+        fs.delete(old, True)
+
+    def remove(self, path: str) -> None:
+        fs, hadoop_path = self._path(path)
+        if fs.exists(hadoop_path):
+            fs.delete(hadoop_path, True)
