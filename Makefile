@@ -1,4 +1,4 @@
-# One-command set-up: a virtual environment with the package (editable) and its test tools.
+# One-command set-up: a virtual environment with the package (editable, for development) and its test tools.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -24,8 +24,10 @@ jdk:
 chromium:
 	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
 
-# The suite, then the line-accounting property test again under its 10,000-example profile.
+# The linter, the suite (with the wheel installed into a fresh environment: tests/test_wheel.py), then the
+# line-accounting property test again under its 10,000-example profile. UPDATE_GOLDEN=1 rewrites tests/golden/.
 test: $(STAMP) jdk chromium
+	$(BIN)/ruff check rebalance_doctor tests bench
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest tests/test_line_accounting.py --hypothesis-profile=accounting -q
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import random
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from rebalance_doctor.catalog import load_catalog
-from rebalance_doctor.reading.rows import build_event, match_message
 from rebalance_doctor.reading.envelope import EnvelopeReader
+from rebalance_doctor.reading.rows import build_event, match_message
 
 BROKER_NOISE = [
     "INFO [ReplicaFetcher replicaId={a}, leaderId={b}, fetcherId=0] Node {b} disconnected. (org.apache.kafka.clients.NetworkClient)",
@@ -80,7 +80,7 @@ def generate(out: Path, size: int, files: int, rebalance_ratio: float, groups: i
     kinds = [("broker", i) for i in range(brokers)] + [("client", i) for i in range(files - brokers)]
     pools = {"broker": _messages("broker"), "client": _messages("consumer") + _messages("streams")}
     per_file = size // len(kinds)
-    start = datetime(2024, 10, 24, 12, 0, tzinfo=timezone.utc)
+    start = datetime(2024, 10, 24, 12, 0, tzinfo=UTC)
     for kind, index in kinds:
         path = out / (f"broker-{index + 1}" if kind == "broker" else f"app-{index}")
         path.mkdir(exist_ok=True)

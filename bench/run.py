@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -111,14 +111,14 @@ def spark_rows(corpus: Path, repeat: int) -> list[tuple[str, float, float]]:
 
     with tempfile.TemporaryDirectory() as work:
         store = str(Path(work) / "events")
-        ingest = TOOL + ["ingest", str(corpus), "--force", "-o", store]
+        ingest = [*TOOL, "ingest", str(corpus), "--force", "-o", store]
         rows = [timed("rebalance-doctor ingest (polars engine)", ingest, repeat)]
         ingest += ["--engine", "spark"]
-        rows.append(timed("rebalance-doctor ingest --engine spark (local[2])", ingest + ["--master", "local[2]"], repeat))
+        rows.append(timed("rebalance-doctor ingest --engine spark (local[2])", [*ingest, "--master", "local[2]"], repeat))
         (Path(work) / "cluster").mkdir()
         with standalone_cluster(Path(work) / "cluster", cores=2, memory="4g") as cluster:
             conf = [arg for item in (*cluster.driver_conf, "spark.executor.memory=3g") for arg in ("--spark-conf", item)]
-            rows.append(timed("rebalance-doctor ingest --engine spark (standalone, 1 worker × 2 cores)", ingest + ["--master", cluster.master, *conf], repeat))
+            rows.append(timed("rebalance-doctor ingest --engine spark (standalone, 1 worker × 2 cores)", [*ingest, "--master", cluster.master, *conf], repeat))
     return rows
 
 
@@ -161,7 +161,7 @@ def bench(corpus: Path, repeat: int, spark: bool, spark_repeat: int) -> None:
     size = sum(os.path.getsize(f) for f in files)
     anchors = HERE / "results" / "anchors.txt"
     anchors.parent.mkdir(exist_ok=True)
-    anchors.write_text(subprocess.run(TOOL + ["patterns", "anchors"], capture_output=True, text=True, check=True).stdout)
+    anchors.write_text(subprocess.run([*TOOL, "patterns", "anchors"], capture_output=True, text=True, check=True).stdout)
     for f in files:  # warm the page cache so every tool reads from memory
         with open(f, "rb") as handle:
             while handle.read(1 << 24):
@@ -169,13 +169,13 @@ def bench(corpus: Path, repeat: int, spark: bool, spark_repeat: int) -> None:
     commands = {
         "rg -c -F -f anchors": ["rg", "-c", "-F", "-f", str(anchors), *files],
         "grep -c -F -f anchors": ["grep", "-c", "-F", "-f", str(anchors), *files],
-        "rebalance-doctor events (ndjson)": TOOL + ["events", str(corpus), "--format", "ndjson"],
-        f"rebalance-doctor events, +{EXTRA_PATTERNS} patterns": TOOL + ["events", str(corpus), "--format", "ndjson",
-                                                            "--patterns", str(extra_catalog(HERE / "results" / "extra-patterns"))],
-        "rebalance-doctor grep -c": TOOL + ["grep", str(corpus), "-c"],
-        "rebalance-doctor grep (lines)": TOOL + ["grep", str(corpus)],
-        "rebalance-doctor events (table)": TOOL + ["events", str(corpus)],
-        "rebalance-doctor report": TOOL + ["report", str(corpus)],
+        "rebalance-doctor events (ndjson)": [*TOOL, "events", str(corpus), "--format", "ndjson"],
+        f"rebalance-doctor events, +{EXTRA_PATTERNS} patterns": [
+            *TOOL, "events", str(corpus), "--format", "ndjson", "--patterns", str(extra_catalog(HERE / "results" / "extra-patterns"))],
+        "rebalance-doctor grep -c": [*TOOL, "grep", str(corpus), "-c"],
+        "rebalance-doctor grep (lines)": [*TOOL, "grep", str(corpus)],
+        "rebalance-doctor events (table)": [*TOOL, "events", str(corpus)],
+        "rebalance-doctor report": [*TOOL, "report", str(corpus)],
         "lnav -n (load only)": ["lnav", "-n", *files],
     }
     for name, command in list(commands.items()):
@@ -189,7 +189,7 @@ def bench(corpus: Path, repeat: int, spark: bool, spark_repeat: int) -> None:
     if spark:
         others += spark_rows(corpus, spark_repeat)
     rows += [(name, wall, wall / baseline, rss) for name, wall, rss in others]
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(f"\n{size / 1e9:.2f} GB in {len(files):,} files · {os.cpu_count()} cores · {platform.processor() or platform.machine()} · {stamp}\n")
     print("| command | wall (s) | throughput (MB/s) | × rg | peak RSS (MB) |")
     print("|---|---:|---:|---:|---:|")

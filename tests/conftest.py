@@ -1,12 +1,83 @@
+"""Fixtures every test file may use: the bundled incidents loaded and analysed once per run, the command
+line run at a pinned width from the repository's root (so evidence paths read ``sample_logs/…``), and
+an analysis rendered to text as a user reads it."""
+
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hypothesis import HealthCheck, settings  # noqa: E402
+import pytest
+from hypothesis import HealthCheck, settings
+
+from support import ROOT, SAMPLES, WIDTH, run_cli
 
 # Property tests: a few hundred examples by default; `make test` runs tests/test_line_accounting.py
-# again under "accounting" (10,000 examples), the issue's bar for "no line is ever lost".
+# again under "accounting" (10,000 examples), the bar for "no line is ever lost".
 settings.register_profile("default", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("accounting", max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("default")
+
+
+@pytest.fixture(scope="session")
+def incident():
+    """``incident(name)``: a bundled incident's logs (``sample_logs/NAME``) as a LogSet, read once per run."""
+    import os
+
+    from rebalance_doctor import load
+
+    loaded = {}
+
+    def load_incident(name: str):
+        if name not in loaded:
+            here = os.getcwd()
+            os.chdir(ROOT)  # evidence paths as a user in the repository sees them: sample_logs/NAME/…
+            try:
+                loaded[name] = load([str(SAMPLES.relative_to(ROOT) / name)])
+            finally:
+                os.chdir(here)
+        return loaded[name]
+
+    return load_incident
+
+
+@pytest.fixture(scope="session")
+def analysis(incident):
+    """``analysis(name)``: a bundled incident analysed with the default options, once per run."""
+    from rebalance_doctor import analyze
+
+    analysed = {}
+
+    def analyse_incident(name: str):
+        if name not in analysed:
+            logs = incident(name)
+            analysed[name] = analyze(logs.events, buckets=dict(logs.buckets))
+        return analysed[name]
+
+    return analyse_incident
+
+
+@pytest.fixture
+def cli(monkeypatch):
+    """``cli(*args, stdin=None, width=200, colour=False)``: the command run from the repository's root."""
+    monkeypatch.chdir(ROOT)
+    return run_cli
+
+
+@pytest.fixture(scope="session")
+def render_text():
+    """``render_text(analysis, format="terminal", width=200, colour=False)``: what a reader sees."""
+    import io
+
+    from rich.console import Console
+
+    from rebalance_doctor import render
+
+    def rendered(analysis, format: str = "terminal", width: int = WIDTH, colour: bool = False) -> str:
+        stream = io.StringIO()
+        console = Console(file=stream, width=width, color_system="standard" if colour else None, force_terminal=colour,
+                          no_color=not colour, highlight=False, soft_wrap=True)
+        render(analysis, format, stream, console=console)
+        return stream.getvalue()
+
+    return rendered

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections import Counter
 from datetime import timedelta
@@ -88,7 +89,7 @@ def probing(rebalances: list[Rebalance], expected_interval_ms: int) -> Probing |
     starts = [r.started_at for r in rebalances if r.cause.kind == "probing_rebalance" and r.started_at]
     if not starts:
         return None
-    gaps = [(b - a).total_seconds() * 1000 for a, b in zip(starts, starts[1:])]
+    gaps = [(b - a).total_seconds() * 1000 for a, b in itertools.pairwise(starts)]
     return Probing(interval_ms=round(statistics.median(gaps)) if gaps else None, count=len(starts),
                    expected_interval_ms=expected_interval_ms)
 
@@ -229,7 +230,7 @@ def _coordinator_moves(timeline: list[Event]) -> tuple[list[str], list[Evidence]
 def _crash_loop(rebalances: list[Rebalance], timeline: list[Event]) -> tuple[str, list[Evidence]] | None:
     """n ↔ n+1 flapping of the member count, or stream threads replaced again and again."""
     counts = [r.member_count for r in rebalances if r.member_count is not None and not r.failed]
-    flips = sum(1 for a, b, c in zip(counts, counts[1:], counts[2:]) if a == c and abs(a - b) == 1)
+    flips = sum(1 for a, b, c in zip(counts, counts[1:], counts[2:], strict=False) if a == c and abs(a - b) == 1)
     replaced = [e for e in timeline if e.kind in ("thread_replaced", "thread_failed")]
     if flips >= CRASH_LOOP_FLIPS or len(replaced) >= 2:
         flapping = " → ".join(str(c) for c in counts[:12])

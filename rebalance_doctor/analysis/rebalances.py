@@ -30,12 +30,12 @@ PRE_JOIN = {
 # Kinds that complete a member's episode after it joined the new generation.
 POST_JOIN = {"leader_assignment", "sync_succeeded", "partitions_assigned", "streams_participants", "streams_assignment"}
 STABLE_MARKS = {"assignment_received", "sync_succeeded", "partitions_assigned"}
-COOPERATIVE_ASSIGNORS = ("cooperative", "stream")
+COOPERATIVE_ASSIGNORS = ("cooperative", "stream")  # Streams' own assignor is cooperative since 2.4
 EPOCH_LEAD = timedelta(seconds=1)
 RESTART = {"consumer_lifecycle", "client_config"}  # a consumer (re)starting: its wait was downtime, not a pause
 LEAVING = {"leave_group", "poll_timeout"}
 DEPARTURE_CAUSES = ("heartbeat_expiry", "poll_timeout", "member_leave", "static_member_fencing")
-EPOCH_KINDS = {"group_epoch_bumped", "target_assignment", "member_assignment"}  # a KIP-848 epoch moving forward  # Streams' own assignor is cooperative since 2.4
+EPOCH_KINDS = {"group_epoch_bumped", "target_assignment", "member_assignment"}  # a KIP-848 epoch moving forward
 
 
 @dataclass

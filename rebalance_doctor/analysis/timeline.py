@@ -12,7 +12,7 @@ import bisect
 import re
 import statistics
 from collections import Counter, defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 import polars as pl
@@ -23,7 +23,7 @@ from .model import ClockSkew, Evidence
 # (broker kind, client kind) that happen within milliseconds of each other for the same generation
 SIMULTANEOUS = (("group_stabilized", "join_succeeded"), ("assignment_received", "sync_succeeded"))
 MAX_SKEW = timedelta(minutes=30)
-EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+EARLIEST = datetime.min.replace(tzinfo=UTC)
 UNNAMED_GROUP = "(group not in the logs)"
 GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
                    "poll_timeout", "leave_group", "join_requested", "heartbeat_failed"}  # beyond this a pair is another rebalance, not a clock difference
@@ -114,7 +114,7 @@ def _timeline_groups(columns: dict[str, list[Any]]) -> list[str | None]:
     last_group: dict[tuple[str, str, str], str] = {}
     file_group: dict[tuple[str, str], str] = {}  # a Streams client's own lines name no group: its consumer's do
     groups: list[str | None] = []
-    rows = zip(columns["group_id"], columns["component"], columns["kind"], columns["file"], columns["node"], columns["client_id"], columns["thread"], strict=True)
+    rows = zip(*(columns[name] for name in ("group_id", "component", "kind", "file", "node", "client_id", "thread")), strict=True)
     for group, component, kind, file, node, client, thread in rows:
         participant = file, node or "", client or thread or ""  # as Event.participant
         if group is not None:

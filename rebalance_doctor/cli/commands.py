@@ -4,9 +4,9 @@ options and calls the library; the shared options and the loading live in :mod:`
 from __future__ import annotations
 
 import os
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.text import Text
@@ -27,13 +27,13 @@ from .options import (
 )
 
 
-class EventFormat(str, Enum):
+class EventFormat(StrEnum):
     table = "table"
     ndjson = "ndjson"
     csv = "csv"
 
 
-class ReportFormat(str, Enum):
+class ReportFormat(StrEnum):
     terminal = "terminal"
     json = "json"
     markdown = "markdown"
@@ -46,7 +46,7 @@ class ReportFormat(str, Enum):
 @reads_logs
 def events(
     paths: Paths = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the table to a .parquet, .csv or .ndjson file.", metavar="FILE")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the table to a .parquet, .csv or .ndjson file.", metavar="FILE")] = None,
     format: Annotated[EventFormat, typer.Option("--format", "-f", help="Output format on stdout.")] = EventFormat.table,
     kind: Kinds = [],
     options: LogOptions = None,  # filled by @reads_logs
@@ -87,7 +87,9 @@ def events(
 @reads_logs
 def ingest(
     paths: Paths = None,
-    output: Annotated[str, typer.Option("--output", "-o", help="The event store to write: a directory (or, with --engine spark, a Hadoop URI such as s3a://bucket/events).", metavar="DIR", show_default=False)] = ...,
+    output: Annotated[str, typer.Option(
+        "--output", "-o", help=("The event store to write: a directory (or, with --engine spark, a Hadoop URI such as "
+        "s3a://bucket/events)."), metavar="DIR", show_default=False)] = ...,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing event store.")] = False,
     options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
@@ -123,9 +125,12 @@ def ingest(
 @reads_logs
 def report(
     paths: Paths = None,
-    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="terminal (rich), json (documented in the README), markdown (a post-mortem document), html (one self-contained file with the timeline), svg or png (the timeline picture alone).")] = ReportFormat.terminal,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to a file instead of stdout.", metavar="FILE")] = None,
-    probing_interval: Annotated[str, typer.Option("--probing-interval", help="Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s).", metavar="DURATION")] = "10m",
+    format: Annotated[ReportFormat, typer.Option(
+        "--format", "-f", help=("terminal (rich), json (documented in the README), markdown (a post-mortem document), html (one "
+        "self-contained file with the timeline), svg or png (the timeline picture alone)."))] = ReportFormat.terminal,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to a file instead of stdout.", metavar="FILE")] = None,
+    probing_interval: Annotated[str, typer.Option(
+        "--probing-interval", help=("Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s)."), metavar="DURATION")] = "10m",
     options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """Every rebalance of every group: generations, leaders, membership, pause time and root causes with evidence.
@@ -190,12 +195,15 @@ def timeline(
 @reads_logs
 def check(
     paths: Paths = None,
-    fail_on: Annotated[Optional[str], typer.Option("--fail-on", help="Fail when a rebalance has one of these causes (CAUSE,…; see `patterns kinds` for the vocabulary in the README).", metavar="CAUSES")] = None,
-    max_rebalances: Annotated[Optional[int], typer.Option("--max-rebalances", min=0, help="At most N rebalances per group.", metavar="N")] = None,
-    max_failed: Annotated[Optional[int], typer.Option("--max-failed", min=0, help="At most N failed rebalances per group.", metavar="N")] = None,
-    max_pause: Annotated[Optional[str], typer.Option("--max-pause", help="At most this much total pause per group (600000, 90s, 10m).", metavar="DURATION")] = None,
-    rules_file: Annotated[Optional[Path], typer.Option("--rules", help="A rules file (YAML; see examples/rebalance-rules.yaml).", metavar="FILE")] = None,
-    junit: Annotated[Optional[Path], typer.Option("--junit", help="Write JUnit XML: one test case per rule and group.", metavar="FILE")] = None,
+    fail_on: Annotated[str | None, typer.Option(
+        "--fail-on", help=("Fail when a rebalance has one of these causes (CAUSE,…; see `patterns kinds` for the vocabulary in "
+        "the README)."), metavar="CAUSES")] = None,
+    max_rebalances: Annotated[int | None, typer.Option("--max-rebalances", min=0, help="At most N rebalances per group.", metavar="N")] = None,
+    max_failed: Annotated[int | None, typer.Option("--max-failed", min=0, help="At most N failed rebalances per group.", metavar="N")] = None,
+    max_pause: Annotated[str | None, typer.Option(
+        "--max-pause", help=("At most this much total pause per group (600000, 90s, 10m)."), metavar="DURATION")] = None,
+    rules_file: Annotated[Path | None, typer.Option("--rules", help="A rules file (YAML; see examples/rebalance-rules.yaml).", metavar="FILE")] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML: one test case per rule and group.", metavar="FILE")] = None,
     github: Annotated[bool, typer.Option("--github", help="Print GitHub Actions ::error annotations at the evidence lines.")] = False,
     options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
@@ -232,11 +240,12 @@ def check(
 @app.command()
 @reads_logs
 def grep(
-    args: Annotated[list[str], typer.Argument(help="[TEXT] PATH…: TEXT (a regex over the log line, smart case) is optional; "
-                                                  "the first argument is TEXT unless it is (or looks like) a path; use -e TEXT to be explicit.", show_default=False)] = None,
+    args: Annotated[list[str] | None, typer.Argument(
+        help=("[TEXT] PATH…: TEXT (a regex over the log line, smart case) is optional; the first argument is TEXT "
+              "unless it is (or looks like) a path; use -e TEXT to be explicit."), show_default=False)] = None,
     kind: Kinds = [],
     generation: Annotated[list[int], typer.Option("--generation", help="Only this generation (or KIP-848 epoch); repeatable.", metavar="N")] = [],
-    text: Annotated[Optional[str], typer.Option("--regexp", "-e", help="TEXT given explicitly (when it could be mistaken for a path).", metavar="TEXT")] = None,
+    text: Annotated[str | None, typer.Option("--regexp", "-e", help="TEXT given explicitly (when it could be mistaken for a path).", metavar="TEXT")] = None,
     count: Annotated[bool, typer.Option("--count", "-c", help="Print the number of matching events per file.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help="Print only the original log lines (merged in time order).")] = False,
     json: Annotated[bool, typer.Option("--json", help="One JSON object per matching event (same fields as `events --format ndjson`).")] = False,

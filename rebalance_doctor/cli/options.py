@@ -9,9 +9,9 @@ import functools
 import inspect
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from enum import Enum
-from typing import Annotated, Optional
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated
 
 import typer
 from rich.text import Text
@@ -19,26 +19,32 @@ from rich.text import Text
 from .console import ExitStatus, environment
 
 
-class EngineName(str, Enum):
+class EngineName(StrEnum):
     polars = "polars"
     spark = "spark"
 
 
 # Options shared by every command that reads logs (defined once, like sqlite-utils' option groups).
-Paths = Annotated[Optional[list[str]], typer.Argument(help="Log files, directories, globs, .gz files, or - for stdin.", show_default=False)]
+Paths = Annotated[list[str] | None, typer.Argument(help="Log files, directories, globs, .gz files, or - for stdin.", show_default=False)]
 PatternDirs = Annotated[list[str], typer.Option("--patterns", help="Extra catalog directory (overrides/extends the bundled patterns/).", metavar="DIR")]
-TimeZones = Annotated[list[str], typer.Option("--tz", help="Zone of naive timestamps: UTC (default), +02:00, Europe/Paris, or GLOB=ZONE per file.", metavar="ZONE")]
-Since = Annotated[Optional[str], typer.Option("--since", help="Only events at or after this time (ISO-8601; naive = UTC).", metavar="TIME")]
-Until = Annotated[Optional[str], typer.Option("--until", help="Only events at or before this time (ISO-8601; naive = UTC).", metavar="TIME")]
+TimeZones = Annotated[list[str], typer.Option(
+    "--tz", help=("Zone of naive timestamps: UTC (default), +02:00, Europe/Paris, or GLOB=ZONE per file."), metavar="ZONE")]
+Since = Annotated[str | None, typer.Option("--since", help="Only events at or after this time (ISO-8601; naive = UTC).", metavar="TIME")]
+Until = Annotated[str | None, typer.Option("--until", help="Only events at or before this time (ISO-8601; naive = UTC).", metavar="TIME")]
 Groups = Annotated[list[str], typer.Option("--group", "-g", help="Only this consumer group (repeatable; globs like orders-*).", metavar="GROUP")]
 Members = Annotated[list[str], typer.Option("--member", "-m", help="Only events whose member id, client id or instance id contains this.", metavar="MEMBER")]
 Kinds = Annotated[list[str], typer.Option("--kind", "-k", help="Only these event kinds (repeatable; see `patterns kinds`).", metavar="KIND")]
 Unmatched = Annotated[bool, typer.Option("--unmatched", help="List relevant-looking lines no pattern matched (catalog gaps) on stderr.")]
 Color = Annotated[str, typer.Option("--color", help="auto, always or never (NO_COLOR is honoured).", metavar="WHEN")]
-Engine = Annotated[EngineName, typer.Option("--engine", envvar="REBALANCE_DOCTOR_ENGINE", help="polars (embedded) or spark (PySpark: local[*] or a cluster, Hadoop URIs such as s3a://, hdfs://).")]
-Master = Annotated[Optional[str], typer.Option("--master", help="Spark master URL for --engine spark (default local[*]; spark://host:7077, yarn, k8s://…).", metavar="URL")]
-SparkConf = Annotated[list[str], typer.Option("--spark-conf", help="A Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=4g.", metavar="KEY=VALUE")]
-EventStore = Annotated[Optional[str], typer.Option("--events", help="Read an event store written by `ingest` instead of logs (a directory, or a Hadoop URI with --engine spark).", metavar="DIR")]
+Engine = Annotated[EngineName, typer.Option(
+    "--engine", envvar="REBALANCE_DOCTOR_ENGINE", help=("polars (embedded) or spark (PySpark: local[*] or a cluster, Hadoop URIs such as s3a://, hdfs://)."))]
+Master = Annotated[str | None, typer.Option(
+    "--master", help=("Spark master URL for --engine spark (default local[*]; spark://host:7077, yarn, k8s://…)."), metavar="URL")]
+SparkConf = Annotated[list[str], typer.Option(
+    "--spark-conf", help=("A Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=4g."), metavar="KEY=VALUE")]
+EventStore = Annotated[str | None, typer.Option(
+    "--events", help=("Read an event store written by `ingest` instead of logs (a directory, or a Hadoop URI with --engine "
+    "spark)."), metavar="DIR")]
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,7 @@ def parse_time(value: str | None, option: str) -> datetime | None:
         stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise fail(f"{option} {value!r} is not an ISO-8601 time (e.g. 2024-10-24T12:00:00Z)") from None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
 def paths_or_stdin(paths: list[str] | None) -> list[str]:

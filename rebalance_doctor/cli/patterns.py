@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.text import Text
@@ -15,8 +15,8 @@ from .options import Color, PatternDirs, TimeZones, catalog_or_fail, fail, set_c
 
 @patterns_app.command("list")
 def patterns_list(
-    component: Annotated[Optional[str], typer.Option("--component", help="broker, consumer, streams, connect or librdkafka.")] = None,
-    kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="Only entries of this event kind.")] = None,
+    component: Annotated[str | None, typer.Option("--component", help="broker, consumer, streams, connect or librdkafka.")] = None,
+    kind: Annotated[str | None, typer.Option("--kind", "-k", help="Only entries of this event kind.")] = None,
     patterns: PatternDirs = [],
     color: Color = "auto",
 ) -> None:
@@ -32,7 +32,8 @@ def patterns_list(
     for p in shown:
         table.add_row(p.id, p.kind, p.component, p.versions, Text(repr(p.anchor)))
     environment().out.print(table)
-    environment().err.print(Text(f"{len(shown)} of {len(catalog.patterns)} entries; {len(catalog.ignored)} reference wordings ignored with a reason", style="dim"))
+    summary = f"{len(shown)} of {len(catalog.patterns)} entries; {len(catalog.ignored)} reference wordings ignored with a reason"
+    environment().err.print(Text(summary, style="dim"))
 
 
 @patterns_app.command("anchors")

@@ -12,7 +12,7 @@ import fnmatch
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..catalog import Catalog, Layout
@@ -37,7 +37,7 @@ _JSON_KEYS = {
 def parse_zone(name: str | None) -> tzinfo:
     """``UTC``, ``+02:00``, ``-0500`` or an IANA name such as ``Europe/Paris``."""
     if not name or name.upper() in ("UTC", "Z"):
-        return timezone.utc
+        return UTC
     offset = re.fullmatch(r"([+-])(\d\d):?(\d\d)", name)
     if offset:
         sign = 1 if offset.group(1) == "+" else -1
@@ -67,18 +67,18 @@ def parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | None
         text = text.translate(_DASHES)
     try:
         if fmt == "epoch":
-            return datetime.fromtimestamp(float(text), tz=timezone.utc)
+            return datetime.fromtimestamp(float(text), tz=UTC)
         if fmt in (None, "iso"):
             m = _ISO.match(text)
             if not m:
                 return None
             year, month, day, hour, minute, second, frac, offset = m.groups()
             if offset:
-                zone = timezone.utc if offset == "Z" else parse_zone(offset)
+                zone = UTC if offset == "Z" else parse_zone(offset)
             micros = int(frac[:6].ljust(6, "0")) if frac else 0
             stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros, zone)
-            return stamp if zone is timezone.utc else stamp.astimezone(timezone.utc)
-        return datetime.strptime(text, fmt).replace(tzinfo=zone).astimezone(timezone.utc)
+            return stamp if zone is UTC else stamp.astimezone(UTC)
+        return datetime.strptime(text, fmt).replace(tzinfo=zone).astimezone(UTC)
     except (ValueError, OverflowError, OSError):
         return None
 
@@ -100,7 +100,7 @@ class EnvelopeReader:
     """Reads envelopes line by line for one file, trying the file's last good layout first."""
 
     catalog: Catalog
-    zone: tzinfo = timezone.utc
+    zone: tzinfo = UTC
     _preferred: Layout | None = None
 
     def _layout_order(self) -> list[Layout]:

@@ -83,7 +83,7 @@ class EventColumns:
 
     def __init__(self, rows: Sequence[dict[str, Any]] = ()):
         # no events, no columns: every scan starts empty, and 2,000 small files make thousands of scans
-        self.columns: dict[str, list[Any]] = dict(zip(COLUMN_NAMES, map(list, zip(*map(_ROW_VALUES, rows))))) if rows else {}
+        self.columns: dict[str, list[Any]] = dict(zip(COLUMN_NAMES, map(list, zip(*map(_ROW_VALUES, rows), strict=True)), strict=True)) if rows else {}
 
     def __len__(self) -> int:
         return len(self.columns["line"]) if self.columns else 0

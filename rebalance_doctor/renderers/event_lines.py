@@ -175,25 +175,25 @@ def print_table(events: pl.DataFrame, console: Console) -> None:
         padded: its spaces would be stripped)."""
         if paint is not None:
             texts = [paint(text) if text else text for text in texts]
-        return texts if index == last else [text + " " * (widths[index] - size) for text, size in zip(texts, sizes)]
+        return texts if index == last else [text + " " * (widths[index] - size) for text, size in zip(texts, sizes, strict=True)]
 
     def line(cells: Iterable[str]) -> str:
         return GAP.join(cells).rstrip(" ")
 
     def one_line(texts: list[str], paints: list[Callable[[str], str] | None]) -> str:
-        return line(padded([text], [cell_width(text)], index, paint)[0] for index, (text, paint) in enumerate(zip(texts, paints)))
+        return line(padded([text], [cell_width(text)], index, paint)[0] for index, (text, paint) in enumerate(zip(texts, paints, strict=True)))
 
     write_lines([one_line(list(TABLE_HEADERS), [lambda header: palette.paint(header, "bold")] * len(widths))], console)
     for start in range(0, len(columns[0]), WRITE_CHUNK_ROWS):  # a chunk at a time: the 5 GB corpus's 133,000 rows at once peaked at 509 MB, 406 MB so
         stop = start + WRITE_CHUNK_ROWS
         rows = zip(*(padded(column[start:stop], sizes[start:stop], index, paint)
-                     for index, (column, sizes, paint) in enumerate(zip(columns, lengths, painters))))
+                     for index, (column, sizes, paint) in enumerate(zip(columns, lengths, painters, strict=True))), strict=True)
         if widths == natural:  # into a pipe or file, or on a terminal wide enough: no cell folds
             write_lines(list(map(line, rows)), console)
             continue
         lines = []
         for row_index, row in enumerate(rows, start):
-            if all(sizes[row_index] <= width for sizes, width in zip(lengths, widths)):
+            if all(sizes[row_index] <= width for sizes, width in zip(lengths, widths, strict=True)):
                 lines.append(line(row))
                 continue
             for pieces in fold_row([column[row_index] for column in columns], widths):

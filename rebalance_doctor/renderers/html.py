@@ -251,7 +251,7 @@ def _plain(cell: Cell) -> Cell:
 
 def _row_markup(row: Row, columns: list[Column]) -> str:
     cells = []
-    for cell, column in zip(row.cells, columns):
+    for cell, column in zip(row.cells, columns, strict=True):
         content = "".join(f"<div>{xml_text(line)}</div>" for line in cell) if isinstance(cell, list) else xml_text(cell)
         cells.append(f"<td{_class(column.css)}>{content}</td>")
     return f"<tr{_class(row.css)}>{''.join(cells)}</tr>"

@@ -149,7 +149,7 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[str]], right: Iterabl
 def _impact(analysis: Analysis) -> list[str]:
     blocks = ["## Impact"]
     if not analysis.groups:
-        return blocks + ["No consumer group rebalanced in these logs."]
+        return [*blocks, "No consumer group rebalanced in these logs."]
     blocks.append(_table(
         ("group", "rebalances", "failed", "total pause", "longest rebalance"),
         ([escape(g.group_id), f"{len(g.rebalances):,}", f"{g.failed_rebalances:,}", duration(g.total_pause_ms),
@@ -179,7 +179,7 @@ def _pause_rows(group: GroupAnalysis) -> list[list[str]]:
 def _root_causes(analysis: Analysis) -> list[str]:
     blocks = ["## Root causes and trigger"]
     if not any(g.rebalances for g in analysis.groups):
-        return blocks + ["No rebalance to explain."]
+        return [*blocks, "No rebalance to explain."]
     for group in analysis.groups:
         if not group.rebalances:
             continue
@@ -241,7 +241,7 @@ def _to_confirm(by_cause: dict[str, list[Rebalance]]) -> str:
 def _timeline(analysis: Analysis) -> list[str]:
     blocks = ["## Timeline (UTC)"]
     if not any(g.rebalances for g in analysis.groups):
-        return blocks + ["No rebalance."]
+        return [*blocks, "No rebalance."]
     start, end = analysis.started_at, analysis.ended_at
     with_date = bool(start and end and start.date() != end.date())
     day = f" on {start:%Y-%m-%d}" if start and not with_date else ""

@@ -454,7 +454,7 @@ def _member_lanes(group: GroupAnalysis) -> tuple[list[str], int]:
     for rebalance in group.rebalances:
         presence.update((*rebalance.members, *rebalance.joined, *(d.member for d in rebalance.left),
                          *(p.member for p in rebalance.pauses)))
-    presence.update({member: 0 for member in group.pause_by_member})
+    presence.update(dict.fromkeys(group.pause_by_member, 0))
     order = list(presence)  # first appearance
     if len(order) <= MAX_MEMBER_LANES:
         return order, 0

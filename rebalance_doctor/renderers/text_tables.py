@@ -57,11 +57,11 @@ def fit_widths(natural: list[int], available: int | None, foldable: list[bool], 
     kind) are never cut."""
     if available is None or sum(natural) <= available:
         return natural
-    fixed = sum(w for w, fold in zip(natural, foldable) if not fold)
+    fixed = sum(w for w, fold in zip(natural, foldable, strict=True) if not fold)
     cap = max(natural)
-    while cap > minimum and fixed + sum(min(w, cap) for w, fold in zip(natural, foldable) if fold) > available:
+    while cap > minimum and fixed + sum(min(w, cap) for w, fold in zip(natural, foldable, strict=True) if fold) > available:
         cap -= 1
-    return [min(w, cap) if fold else w for w, fold in zip(natural, foldable)]
+    return [min(w, cap) if fold else w for w, fold in zip(natural, foldable, strict=True)]
 
 
 def fold(text: str, width: int) -> list[str]:
@@ -113,9 +113,9 @@ def ruled_table(headers: Sequence[tuple[str, str]], rows: Sequence[Sequence[Cell
     lines = [line(((header, "bold") for header, _ in headers), [cell_width(header) for header, _ in headers], " ┃ ")]
     lines.append("╇".join("━" * (size + 2 - (index in (0, len(widths) - 1))) for index, size in enumerate(widths)))
     for row, row_sizes in zip(rows, sizes, strict=True):
-        if all(size <= column for size, column in zip(row_sizes, widths)):
+        if all(size <= column for size, column in zip(row_sizes, widths, strict=True)):
             lines.append(line(row, row_sizes, " │ "))
             continue
         for pieces in fold_row([text for text, _ in row], widths):
-            lines.append(line([(piece, style) for piece, (_, style) in zip(pieces, row)], map(cell_width, pieces), " │ "))
+            lines.append(line([(piece, style) for piece, (_, style) in zip(pieces, row, strict=True)], map(cell_width, pieces), " │ "))
     return lines

@@ -7,6 +7,7 @@ paused (█). Reads the incident model only.
 
 from __future__ import annotations
 
+import itertools
 from datetime import datetime, timedelta
 
 from rich.console import Console
@@ -60,7 +61,7 @@ def _overlaps(a_start: datetime, a_end: datetime, b_start: datetime, b_end: date
 
 def _group_row(rebalances: list[Rebalance], slots: list[datetime]) -> Text:
     row = Text()
-    for left, right in zip(slots, slots[1:], strict=False):
+    for left, right in itertools.pairwise(slots):
         hits = [r for r in rebalances if r.started_at and _overlaps(r.started_at, r.ended_at or r.started_at, left, right)]
         if not hits:
             row.append("·", style="dim")
@@ -76,7 +77,7 @@ def _member_row(member: str, group: GroupAnalysis, slots: list[datetime]) -> Tex
     paused = [(p.started_at, p.ended_at) for r in group.rebalances for p in r.pauses
               if p.member == member and p.started_at and p.ended_at]
     row = Text()
-    for left, right in zip(slots, slots[1:], strict=False):
+    for left, right in itertools.pairwise(slots):
         if any(_overlaps(a, b, left, right) for a, b in paused):
             row.append("█", style="red")
         elif any(_overlaps(a, b, left, right) for a, b in stints):

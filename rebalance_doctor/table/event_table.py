@@ -11,7 +11,7 @@ scan processes start, and they need not wait for polars' 0.2 s import.
 from __future__ import annotations
 
 import fnmatch
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ..catalog.schema import empty_table, polars_schema
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 

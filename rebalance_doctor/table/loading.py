@@ -40,7 +40,7 @@ class LogSet:
     @property
     def buckets(self) -> Counter:
         """Lines per bucket over all inputs: matched + relevant_unmatched + irrelevant + unreadable."""
-        total: Counter = Counter({bucket: 0 for bucket in BUCKETS})
+        total: Counter = Counter(dict.fromkeys(BUCKETS, 0))
         for scan in self.scans:
             total.update(scan.buckets)
         return total

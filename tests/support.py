@@ -1,0 +1,28 @@
+"""What the tests share that is not a fixture (usable in ``parametrize`` at import time): where things
+are, and the command line run the way a user runs it, at a pinned width."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner, Result
+
+from rebalance_doctor.cli import app
+from rebalance_doctor.cli.console import ExitStatus
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_logs"
+FIXTURES = ROOT / "tests" / "fixtures"
+GOLDEN = ROOT / "tests" / "golden"
+INCIDENTS = sorted(path.name for path in SAMPLES.iterdir() if path.is_dir())
+WIDTH = 200  # wide enough that tables never fold, as into a pipe
+
+__all__ = ["FIXTURES", "GOLDEN", "INCIDENTS", "ROOT", "SAMPLES", "WIDTH", "ExitStatus", "run_cli"]
+
+
+def run_cli(*args: str, stdin: str | bytes | None = None, width: int = WIDTH, colour: bool = False,
+            env: dict[str, str] | None = None) -> Result:
+    """``rebalance-doctor ARGS…`` in this process, with ``COLUMNS`` pinned and colour off (``NO_COLOR``)
+    unless asked for; stdout and stderr are kept apart."""
+    environment = {"COLUMNS": str(width), "NO_COLOR": None if colour else "1", **(env or {})}
+    return CliRunner().invoke(app, list(args), input=stdin, env=environment)
