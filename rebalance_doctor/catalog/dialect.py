@@ -131,8 +131,7 @@ def uncaptured(pattern: str) -> str:
 
 def compile_portable(pattern: str) -> re.Pattern:
     """A portable regex compiled by Python's ``re``, which spells named groups ``(?P<name>…)``: the dialect
-    means the same there, and ``re`` compiles 3× and matches 2× faster than the ``regex`` module (measured on
-    the catalog and the hit lines of the 1 GB benchmark)."""
+    means the same there, and ``re`` compiles and matches faster than the ``regex`` module (docs/performance.md)."""
     return re.compile(_named_groups_as(pattern, lambda name: f"(?P<{name}>"))
 
 

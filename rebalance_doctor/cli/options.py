@@ -140,7 +140,7 @@ def spark_session_for(options: LogOptions):
 def load_logs(paths, options: LogOptions):
     """Load logs (or an event store) through the library, report problems and line buckets on stderr.
     Modules that import polars are imported after this returns (here and in the commands): polars
-    takes 0.2 s to import, which the scan processes spend starting up instead of waiting for it."""
+    is slow to import, and the scan processes spend that time starting up instead of waiting for it."""
     from .. import load
     from ..catalog import CatalogError
     from ..engines.spark import SparkEngineError, SparkSettings

@@ -12,10 +12,10 @@ from .app import app
 from .console import ExitStatus
 
 # polars' allocator (jemalloc) keeps freed pages for seconds; a command that builds one large table and
-# exits gains nothing from that (measured: 160 MB less peak RSS on 5 GB of logs when pages go back at once).
+# exits gains nothing from that, and its peak RSS is lower when pages go back at once (docs/performance.md).
 POLARS_ALLOCATOR = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
 # numpy's OpenBLAS starts a thread per core on import that spins while idle; nothing here multiplies
-# matrices (measured: 0.1 s of CPU per process on 1 GB, taken from the scan on a 2-core machine).
+# matrices, and the spinning takes CPU from the scan.
 SINGLE_BLAS_THREAD = ("OPENBLAS_NUM_THREADS", "1")
 
 
@@ -35,7 +35,7 @@ def main() -> None:
 
 def _leave(status: int) -> NoReturn:
     """Exit once the output is out, without the interpreter's teardown: freeing the event table, the
-    catalog and the modules object by object took 0.17 s after a 1 GB run. A run that started Spark
+    catalog and the modules object by object is slow after a large run. A run that started Spark
     gets the ordinary exit, so that PySpark's own exit handlers run."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed pipe (| head) or stream

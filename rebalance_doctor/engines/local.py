@@ -47,7 +47,7 @@ Unit = tuple[Source, "tuple[int, int] | None", "bool | None", tzinfo]  # a file 
 class Scanned:
     """What scanning one or more parts produced, as it travels back from a scan process: their events
     in one set of columns, and per part its input (by order), its accounting and how many of the
-    events are its. A part without its source pickles in 3 µs instead of 12 (2,000 files' worth)."""
+    events are its. A part without its source pickles faster, and many small files make many parts."""
 
     events: EventColumns = field(default_factory=EventColumns)
     parts: list[tuple[int, Accounting, int]] = field(default_factory=list)
@@ -72,7 +72,7 @@ class BlockScanner:
         self._read_buffers = ReadBuffers()
 
     # Both are made on first use, after the scan processes have been started: numpy's import and the
-    # Hyperscan database take 60–90 ms, in which the other processes start.
+    # Hyperscan database take a while, in which the other processes start.
     @functools.cached_property
     def prefilter(self) -> Prefilter:
         return best_prefilter(self.catalog.anchors, self.catalog.relevance_words)
@@ -87,7 +87,7 @@ class BlockScanner:
 
     def scan_task(self, task: list[Unit]) -> Iterator[Scanned]:
         """A task's units, a block at a time: small whole files several to a block (see :func:`read_pack`;
-        2,000 files scanned one by one cost 250 µs of Python each), the others block by block."""
+        scanned one by one, each small file costs Python overhead), the others block by block."""
         packable = [_packable(unit) for unit in task]
         for pack in _packs([unit for unit, small in zip(task, packable, strict=True) if small]):
             yield from self._scan_pack(pack)

@@ -50,7 +50,7 @@ class LocalScanner(BlockScanner):
     ) -> list[FileScan]:
         """Every source, split into spans scanned on every core; the accounting is merged back per file.
         ``take_events(events)`` receives the events as they are merged (line numbers final), for the
-        caller to make a table of (5 GB of logs made 1 GB of rows as dicts). ``progress(bytes_on_disk)``
+        caller to make a table of (kept as dicts, a large input's rows take much memory). ``progress(bytes_on_disk)``
         is called as each file finishes."""
         units = work_units(sources, zones)
         tasks = _batches(units)
@@ -93,7 +93,7 @@ class LocalScanner(BlockScanner):
                 except BaseException:  # Ctrl-C, or a failure: stop now, not after the processes' current tasks
                     _stop(pool)
                     raise
-                pool.shutdown(wait=False)  # every result is in: their interpreters' exit need not hold this one (40–70 ms)
+                pool.shutdown(wait=False)  # every result is in: their interpreters' exit need not hold this one
         return list(scans.values())
 
     def _share(self, tasks: list[list[Unit]], futures: list[Future | None], merge: Callable[[list[Unit], Scanned], None]) -> None:
@@ -108,7 +108,7 @@ class LocalScanner(BlockScanner):
             nonlocal merged
             while merged < len(tasks) and (wait or merged in scanned_here or futures[merged].done()):  # type: ignore[union-attr]
                 parts = scanned_here.pop(merged) if merged in scanned_here else futures[merged].result()  # type: ignore[union-attr]
-                futures[merged] = None  # a finished future holds its result: 5 GB of logs kept 100 MB of rows alive
+                futures[merged] = None  # a finished future holds its result: its rows would stay alive
                 merge(tasks[merged], parts)
                 merged += 1
 
@@ -144,7 +144,7 @@ def _is_binary(source: Source) -> bool:
 def _stop(pool: ProcessPoolExecutor) -> None:
     """Cancel what is queued and terminate the scan processes: one busy with a 64 MB span (or blocked
     handing back its result, which nobody reads any more) would otherwise hold the exit for as long as
-    it takes (measured: 42 s on a dense log). The processes are taken before ``shutdown`` forgets them."""
+    it takes. The processes are taken before ``shutdown`` forgets them."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # no public API before Python 3.14
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
@@ -154,8 +154,8 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 @contextlib.contextmanager
 def _shipped(catalog: Catalog) -> Iterator[str]:
     """The catalog pickled into a temporary file for the scan processes. Handed over as a start-up
-    argument instead, its 500 KB would overflow the pipe to a starting process and hold this one
-    until that process had started and read it all (measured: 0.26 s in which this one scans nothing)."""
+    argument instead, it would overflow the pipe to a starting process and hold this one, scanning
+    nothing, until that process had started and read it all."""
     with tempfile.NamedTemporaryFile(prefix="rebalance-doctor-catalog-", suffix=".pickle") as file:
         pickle.dump(catalog, file, protocol=pickle.HIGHEST_PROTOCOL)
         file.flush()
@@ -169,7 +169,7 @@ def _start_worker(catalog_file: str, collect_unmatched: bool) -> None:
     """A scan process: Ctrl-C is the parent's to handle (it stops the pool and exits 130). When the
     catalog file is gone, the parent scanned everything before this process started: nothing to do.
     The process only scans and hands back results, so its cycle collector stays off (see
-    :mod:`.collector`; handing back the results alone set off 170 collections on a storm log)."""
+    :mod:`.collector`; handing back the results alone set off many collections on a storm log)."""
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.disable()
@@ -188,7 +188,7 @@ def _scan_in_worker(task: list[Unit]) -> Scanned:
 def _guided_size(remaining: int, offset: int = 0) -> int:
     """The size of a unit of work that starts ``remaining - offset`` bytes before the end of the input:
     a share of what remains, down to TAIL_BYTES, so that the processes finish together. (With
-    64 MB spans to the end, one process sat idle for up to 0.45 s of a 2.5 s run while another
+    64 MB spans to the end, one process sat idle at the end of a run while another
     scanned the last spans: a scan process has two tasks committed that no other process can take.)"""
     share = (remaining - offset) // (4 * SCAN_PROCESSES)
     return min(blocks.SPAN_SIZE, max(TAIL_BYTES, share))

@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 from .sources import InputError, Source
 
-BLOCK_SIZE = 8 * 1024 * 1024  # measured: 32 MB blocks doubled peak RSS for no speed gain
+BLOCK_SIZE = 8 * 1024 * 1024  # larger blocks cost memory and gain no speed (docs/performance.md)
 SPAN_SIZE = 64 * 1024 * 1024  # a large file's unit of parallel work
 BINARY_SNIFF = 8192
 GZIP_MAGIC = b"\x1f\x8b"
@@ -207,8 +207,7 @@ def _block_end(fd: int, start: int, end: int, stop: int) -> int:
 
 class ReadBuffers:
     """Memory that blocks are read into, kept from block to block and from file to file: a fresh 8 MB
-    ``bytes`` per block costs a page fault per 4 KB (1 GB in 12 files: 128,000 → 12,900 page faults per
-    process; 2,000 files of 0.5 MB read in 0.28 s, 0.13 s with these). One buffer per power-of-two size
+    ``bytes`` per block costs a page fault per 4 KB (docs/performance.md). One buffer per power-of-two size
     class, because CPython gives a bytearray's memory back when it shrinks below half of it (a file's
     short last block would do that, and the next file's blocks would fault again)."""
 
@@ -305,7 +304,7 @@ def _read_whole(source: Source, into: memoryview) -> int:
 
 def _file_blocks(fd: int, block_size: int, span: tuple[int, int] | None, buffers: ReadBuffers) -> Iterator[bytes]:
     """A regular file read with positional reads of exactly one block each: no carried partial
-    line, no concatenation, no slicing copy (measured: 5× less time than carrying partial lines).
+    line, no concatenation, no slicing copy (faster than carrying partial lines).
     The file is read up to the size it had when opened, so a log still being written is a snapshot."""
     size = os.fstat(fd).st_size
     start, stop = (0, size) if span is None else (_line_start_at(fd, span[0], size), _line_start_at(fd, span[1], size))

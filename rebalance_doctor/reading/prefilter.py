@@ -3,8 +3,8 @@
 This is the only stage that touches every byte, so it runs one multi-literal pass over the raw
 block and never splits it into lines. With Hyperscan (the ``hyperscan`` wheel, x86-64) all
 anchors (by their starts, confirmed in place) and the case-insensitive relevance words go through one
-SIMD automaton (measured 1.9 GB/s per core on the benchmark corpus, about 5× ripgrep per core on the
-same anchors); without it polars' Aho-Corasick searches the block as one string. Both report the same hits.
+SIMD automaton (faster per core than ripgrep on the same anchors: docs/performance.md); without it
+polars' Aho-Corasick searches the block as one string. Both report the same hits.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ class HyperscanPrefilter:
     """Anchors (case-sensitive) and relevance words (ASCII case-insensitive) in one Hyperscan database.
 
     Anchors are looked for by their first KEY_BYTES bytes, and each occurrence is confirmed in place:
-    with whole anchors, many of which end on a space or a quote, Hyperscan's literal matcher ran at
-    1.5 GB/s on the benchmark corpus; with their starts, which mostly end inside a word, at 1.9 GB/s.
+    with whole anchors, many of which end on a space or a quote, Hyperscan's literal matcher ran
+    slower than with their starts, which mostly end inside a word.
     """
 
     name = "hyperscan"

@@ -127,7 +127,7 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
                 files = sorted((p for p in _files_under(path, result.problems) if _is_log_candidate(p)), key=lambda p: p.parts)
                 if not files:
                     result.problems.append(f"{candidate}: directory holds no files")
-                for file in files:  # one stat each: 2,000 files took 0.11 s to list with a stat per question
+                for file in files:  # one stat each, not one per question: listing many files stays quick
                     try:
                         status = os.stat(file)
                     except OSError:

@@ -21,7 +21,7 @@ WRITE_CHUNK_ROWS = 10_000
 class Palette:
     """The ANSI codes of a console's styles, rendered once per style by the console itself (so
     ``NO_COLOR``, ``--color`` and pipes are honoured): event lines are then joined as plain strings,
-    200× faster than printing rich objects line by line."""
+    much faster than printing rich objects line by line."""
 
     def __init__(self, console: Console):
         self._console = console
@@ -87,15 +87,15 @@ Cell = tuple[str, str]  # text, style
 
 
 def cell_width(text: str) -> int:
-    """Terminal cells a text takes (``len`` for ASCII, 20× faster than rich's ``cell_len``)."""
+    """Terminal cells a text takes (``len`` for ASCII, faster than rich's ``cell_len``)."""
     return len(text) if text.isascii() else cell_len(text)
 
 
 def ruled_table(headers: Sequence[tuple[str, str]], rows: Sequence[Sequence[Cell]], width: int, foldable: list[bool],
                 palette: Palette) -> list[str]:
     """Columns (header, "left" or "right") under a heavy rule, separated by │ (the look of rich's Table
-    without edges), as painted lines to write: rich measured, wrapped and rendered every cell (0.6 ms
-    a row; a storm's 10,000 rebalances took 1.3 s to print). Cells wider than their share of
+    without edges), as painted lines to write: rich measured, wrapped and rendered every cell,
+    too slowly for a storm's rebalances. Cells wider than their share of
     ``width`` fold onto the following lines, as in the events table."""
     sizes = [[cell_width(text) for text, _ in row] for row in rows]
     natural = [max([cell_width(header), *(row[index] for row in sizes)]) for index, (header, _) in enumerate(headers)]

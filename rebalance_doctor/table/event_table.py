@@ -5,7 +5,7 @@ timestamp sorts right after the previous timestamped line of its own file (it ha
 and a file with no timestamps at all keeps its own order after every timestamped event.
 
 polars is imported where it is first used, not with this module: ``load`` collects rows while the
-scan processes start, and they need not wait for polars' 0.2 s import.
+scan processes start, and they need not wait for polars' slow import.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ class TableBuilder:
             self._compact()
 
     def _compact(self) -> None:
-        """The pending events as a DataFrame; timestamps go in as integer microseconds (polars converts
-        an aware datetime in 2 µs, most of the conversion: 32 → 19 ms per 8,192 rows)."""
+        """The pending events as a DataFrame; timestamps go in as integer microseconds (polars'
+        conversion of aware datetimes was most of the time)."""
         import polars as pl
 
         if len(self._pending):
@@ -86,7 +86,7 @@ def canonical_sort(table: pl.DataFrame, file_order: dict[str, int]) -> pl.DataFr
     )["row"]
     gathered = []
     for name in table.columns:
-        gathered.append(table.get_column(name).rechunk().gather(rows))  # a gather across chunks took 3× as long
+        gathered.append(table.get_column(name).rechunk().gather(rows))  # a gather across chunks is slower
         table = table.drop(name)
     return pl.DataFrame(gathered)
 
