@@ -13,6 +13,7 @@ import polars as pl
 
 from ..collector import collector_paused
 from .causes import attribute
+from .clocks import align_clocks
 from .findings import group_findings, leader_changes, probing
 from .model import Analysis, GroupAnalysis, Rebalance
 from .rebalances import (
@@ -25,7 +26,7 @@ from .rebalances import (
     protocol_of,
     track_broker_members,
 )
-from .timeline import Event, TimeIndex, consumer_starts, estimate_skew, files_and_nodes, group_timelines
+from .timeline import Event, TimeIndex, consumer_starts, files_and_nodes, group_timelines
 from .versions import VersionRange, versions_seen
 
 DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
@@ -34,13 +35,15 @@ DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
 @collector_paused()
 def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_INTERVAL_MS,
             buckets: dict[str, int] | None = None,
-            pattern_versions: dict[str, tuple[str, str | None]] | None = None) -> Analysis:
+            pattern_versions: dict[str, tuple[str, str | None]] | None = None,
+            zoned_files: frozenset[str] | set[str] = frozenset()) -> Analysis:
     """Every rebalance of every group in the event table, with causes, pauses and findings.
 
     ``pattern_versions`` (catalog entry id → since, until) lets the advice speak of the Kafka versions the
-    wordings prove; ``rebalance_doctor.analyze`` passes the loaded catalog's.
+    wordings prove; ``rebalance_doctor.analyze`` passes the loaded catalog's. Files written in local time
+    without an offset are found and read in their zone, except ``zoned_files``, whose zone the user gave.
     """
-    skews = estimate_skew(events)
+    events, zones, skews = align_clocks(events, frozenset(zoned_files))
     versions = versions_seen(events, pattern_versions or {})
     timelines = group_timelines(events, skews)
     starts = consumer_starts(events, skews)
@@ -60,6 +63,7 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
         events=events.height,
         buckets=dict(buckets or {}),
         clock_skew=skews,
+        clock_zones=zones,
         versions=[str(v) for v in versions.values()],
     )
 

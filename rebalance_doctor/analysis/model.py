@@ -118,6 +118,25 @@ class ClockSkew:
 
 
 @dataclass
+class ClockZone:
+    """A file written in local time without an offset in its timestamps, and the zone it is read in: its shared
+    moments with the reference (a broker log) agree on a whole number of quarter hours."""
+
+    file: str
+    reference: str
+    offsets_min: list[int]  # minutes ahead of UTC; two when a daylight-saving change falls inside the file
+    zone: str | None  # a zone with that daylight-saving change (one of several with the same offsets)
+    samples: int
+    agreeing: int
+
+    @property
+    def label(self) -> str:
+        """``UTC+02:00``, or ``UTC+01:00 → UTC+02:00 (daylight saving, as Europe/Amsterdam)``."""
+        offsets = " → ".join(f"UTC{'-' if m < 0 else '+'}{abs(m) // 60:02d}:{abs(m) % 60:02d}" for m in self.offsets_min)
+        return f"{offsets} (daylight saving, as {self.zone})" if self.zone else offsets
+
+
+@dataclass
 class GroupAnalysis:
     group_id: str
     coordinator: str | None
@@ -172,6 +191,7 @@ class Analysis:
     buckets: dict[str, int]
     clock_skew: list[ClockSkew]
     versions: list[str] = field(default_factory=list)  # Kafka versions the wordings prove, per component
+    clock_zones: list[ClockZone] = field(default_factory=list)  # files read in the local time they were written in
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of `report --format json` (see README "Report JSON")."""
@@ -180,6 +200,7 @@ class Analysis:
             "span": {"started_at": _iso(self.started_at), "ended_at": _iso(self.ended_at)},
             "stats": {"events": self.events, "files": len(self.files), "nodes": self.nodes, **self.buckets},
             "clock_skew": [asdict(s) for s in self.clock_skew],
+            "clock_zones": [asdict(z) | {"read_as": z.label} for z in self.clock_zones],
             "kafka_versions": self.versions,
             "groups": [_group_dict(g) for g in self.groups],
         }

@@ -1,16 +1,10 @@
-"""Timelines: the event table as per-group lists of events, on one clock.
-
-Client clocks drift from the broker's. Every broker/client pair that logs the same moment of a
-rebalance (the coordinator stabilising generation N / a member learning it joined generation N;
-the coordinator receiving the leader's assignment / a member completing SyncGroup) gives one
-sample of that file's skew; the median per file is subtracted before anything is ordered or timed.
-"""
+"""Timelines: the event table as per-group lists of events, on one clock (see :mod:`.clocks` for how
+each file's clock is set against the coordinator's)."""
 
 from __future__ import annotations
 
 import bisect
 import re
-import statistics
 from collections import Counter, defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
@@ -20,9 +14,6 @@ import polars as pl
 from ..catalog.schema import COLUMN_NAMES
 from .model import ClockSkew, Evidence
 
-# (broker kind, client kind) that happen within milliseconds of each other for the same generation
-SIMULTANEOUS = (("group_stabilized", "join_succeeded"), ("assignment_received", "sync_succeeded"))
-MAX_SKEW = timedelta(minutes=30)
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 UNNAMED_GROUP = "(group not in the logs)"
 GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
@@ -60,33 +51,6 @@ def python_columns(table: pl.DataFrame) -> dict[str, list[Any]]:
                 continue
         columns[name] = column.to_list()
     return columns
-
-
-def estimate_skew(events: pl.DataFrame) -> list[ClockSkew]:
-    """Per client file, its clock's offset from the coordinator's log, from simultaneous broker/client events."""
-    kinds = [kind for pair in SIMULTANEOUS for kind in pair]
-    needed = pl.col("kind").is_in(kinds) & pl.col("ts").is_not_null() & pl.col("group_id").is_not_null()
-    rows = events.filter(needed).select("kind", "component", "group_id", "generation", "file", "ts").to_dicts()
-    broker: dict[tuple[str, str, int], dict] = {}
-    for row in rows:
-        for broker_kind, _ in SIMULTANEOUS:
-            if row["kind"] == broker_kind and row["component"] == "broker" and row["generation"] is not None:
-                broker.setdefault((broker_kind, row["group_id"], row["generation"]), row)
-    samples: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for row in rows:
-        for broker_kind, client_kind in SIMULTANEOUS:
-            if row["kind"] != client_kind or row["generation"] is None:
-                continue
-            reference = broker.get((broker_kind, row["group_id"], row["generation"]))
-            if reference is None or reference["file"] == row["file"]:
-                continue
-            delta = row["ts"] - reference["ts"]
-            if abs(delta) <= MAX_SKEW:
-                samples[(row["file"], reference["file"])].append(delta.total_seconds() * 1000)
-    skews = []
-    for (file, reference), values in sorted(samples.items()):
-        skews.append(ClockSkew(file=file, reference=reference, skew_ms=round(statistics.median(values)), samples=len(values)))
-    return skews
 
 
 def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, list[Event]]:

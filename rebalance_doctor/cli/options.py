@@ -241,7 +241,8 @@ def analyze_logs(paths, options: LogOptions, probing_interval: str = "10m"):
     from ..catalog import CatalogError
 
     try:
-        return analyze(logs.events, patterns=tuple(options.patterns), probing_interval_ms=interval_ms, buckets=dict(logs.buckets))
+        return analyze(logs.events, patterns=tuple(options.patterns), probing_interval_ms=interval_ms, buckets=dict(logs.buckets),
+                       zoned_files=logs.zoned_files)
     except CatalogError as exc:
         raise fail(f"bad catalog entry: {exc}") from None
 

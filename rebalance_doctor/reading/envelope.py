@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -48,6 +49,11 @@ def parse_zone(name: str | None) -> tzinfo:
         raise ValueError(f"unknown time zone {name!r} (use UTC, +02:00 or an IANA name like Europe/Paris)") from None
 
 
+def _names(source: Source, pattern: str) -> bool:
+    """A ``--tz GLOB=ZONE`` glob names a file by its path as shown, its node, or its file name."""
+    return any(fnmatch.fnmatch(name, pattern) for name in (source.display, source.node, os.path.basename(source.display)))
+
+
 def zone_for(source: Source, tz_specs: tuple[str, ...]) -> tzinfo:
     """The time zone for naive timestamps of one file: ``ZONE`` for all, or ``GLOB=ZONE`` per file."""
     zone = parse_zone(None)
@@ -55,9 +61,20 @@ def zone_for(source: Source, tz_specs: tuple[str, ...]) -> tzinfo:
         pattern, sep, name = spec.rpartition("=")
         if not sep:
             zone = parse_zone(spec)
-        elif fnmatch.fnmatch(source.display, pattern) or fnmatch.fnmatch(source.node, pattern):
+        elif _names(source, pattern):
             zone = parse_zone(name)
     return zone
+
+
+def zones_for(sources: list[Source], tz_specs: tuple[str, ...]) -> tuple[dict[int, tzinfo], frozenset[str]]:
+    """Each source's zone (by its order), and the files whose zone the user gave. A ``GLOB=ZONE`` that names
+    no input is a mistake worth stopping for: the file it meant would silently be read as UTC."""
+    for spec in tz_specs:
+        pattern, sep, _ = spec.rpartition("=")
+        if sep and sources and not any(_names(source, pattern) for source in sources):
+            raise ValueError(f"--tz {spec!r}: {pattern!r} names no input file (a path as shown, a node or a file name; globs like *app-2*)")
+    told = frozenset(s.display for s in sources if any(not spec.rpartition("=")[1] or _names(s, spec.rpartition("=")[0]) for spec in tz_specs))
+    return {source.order: zone_for(source, tz_specs) for source in sources}, told
 
 
 def parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..analysis.model import Analysis, Evidence, GroupAnalysis, Rebalance
 from ..catalog.schema import BUCKETS
 from .picture import AGGREGATE_ABOVE, evidence_ref, plain_text, timeline_svg, xml_text
-from .words import CONFIRM_BELOW, clock, delta_label, duration, generation_label, member_label, plural, short_names
+from .words import CONFIRM_BELOW, clock, delta_label, duration, generation_label, member_label, plural, short_names, zone_sentence
 
 PAGE_ROWS = 100
 TIMELINE_WIDTH = 1200
@@ -104,6 +104,8 @@ def _summary(analysis: Analysis, files: dict[str, str]) -> str:
         directory = os.path.commonpath(analysis.files) if many else os.path.dirname(analysis.files[0])
         in_directory = f" (in {directory})" if directory else ""
         facts.append(("files", ", ".join(files[f] for f in analysis.files) + in_directory))
+    for zone in analysis.clock_zones:
+        facts.append(("clock", zone_sentence(zone, files)))
     if analysis.clock_skew:
         by_reference: dict[str, list[str]] = {}
         for skew in analysis.clock_skew:

@@ -25,6 +25,7 @@ from .words import (
     plural,
     short_names,
     visible,
+    zone_sentence,
 )
 
 TIMELINE_EDGE = 50  # a longer timeline keeps its first and last 50 rows: a storm must not become a 10k-row document
@@ -122,6 +123,7 @@ def _summary(analysis: Analysis) -> list[str]:
         f"- **Groups ({len(analysis.groups)}):** " + (_listing([escape(g.group_id) for g in analysis.groups], "group")
                                                       if analysis.groups else "none"),
         f"- **Rebalances:** {rebalances:,}, {plural(failed, 'failed rebalance')}, total pause {duration(pause)}",
+        *(f"- **Clock:** {escape(zone_sentence(zone, short_names(analysis.files)))}" for zone in analysis.clock_zones),
         _top_finding(analysis),
     ]
     return ["## Summary", "\n".join(items)]

@@ -28,6 +28,7 @@ from .words import (
     plural,
     short_names,
     visible,
+    zone_sentence,
 )
 
 
@@ -64,9 +65,11 @@ def _summary(analysis: Analysis) -> Panel:
             f"{analysis.buckets.get(b, 0):,} {b.replace('_', ' ')}" for b in BUCKETS), style="dim"))
     if analysis.versions:
         lines.append(Text("Kafka versions (from the wordings): " + ", ".join(analysis.versions), style="dim"))
+    short = short_names(analysis.files)
+    for zone in analysis.clock_zones:  # the tool changed how it reads a file: said where it cannot be missed
+        lines.append(Text("clock: " + visible(zone_sentence(zone, short)), style="yellow"))
     skews = [s for s in analysis.clock_skew if abs(s.skew_ms) >= 50]
     if skews:
-        short = short_names(analysis.files)
         lines.append(Text("clock skew vs " + visible(short.get(skews[0].reference, skews[0].reference)) + ": " + ", ".join(
             f"{visible(short.get(s.file, s.file))} {s.skew_ms:+d} ms" for s in skews), style="dim"))
     return Panel(Group(*lines), title="rebalance-doctor report", title_align="left", expand=False)

@@ -8,7 +8,7 @@ import os
 import zlib
 from datetime import datetime
 
-from ..analysis.model import GroupAnalysis, Rebalance
+from ..analysis.model import ClockZone, GroupAnalysis, Rebalance
 
 # C0 controls as ^X, DEL as ^?, and the C1 controls (U+0080–U+009F: U+009B is an 8-bit CSI) as <U+009B>
 CONTROL_SHOWN_AS = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)} | {127: "^?"} | {c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)}
@@ -101,3 +101,8 @@ def delta_label(rebalance: Rebalance) -> str:
     parts = [f"+{len(rebalance.joined)}"] if rebalance.joined else []
     parts += [f"-1 ({d.how})" for d in rebalance.left]
     return " ".join(parts)
+
+
+def zone_sentence(zone: ClockZone, names: dict[str, str]) -> str:
+    """``app-2.log read as UTC+02:00: 14 shared events agree`` (``names``: the files' short names)."""
+    return f"{names.get(zone.file, zone.file)} read as {zone.label}: {plural(zone.agreeing, 'shared event')} agree{'s' if zone.agreeing == 1 else ''}"

@@ -7,17 +7,18 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog, load_catalog
 from ..catalog.schema import BUCKETS
 from ..engines.parallel import LocalScanner
 from ..reading.accounting import MAX_LINE_BYTES, FileScan
-from ..reading.envelope import zone_for
+from ..reading.envelope import zones_for
 from ..reading.sources import Expansion, expand
 from .event_table import TableBuilder, filter_table
 
@@ -36,6 +37,7 @@ class LogSet:
     events: pl.DataFrame
     scans: list[FileScan]
     problems: list[str] = field(default_factory=list)
+    zoned_files: frozenset[str] = frozenset()  # files whose zone the user gave (--tz): their clocks are read as told
 
     @property
     def buckets(self) -> Counter:
@@ -60,7 +62,7 @@ class LogSet:
 
 
 def load(
-    paths: list[str] | tuple[str, ...],
+    paths: str | os.PathLike | list[str] | tuple[str, ...],
     *,
     patterns: tuple[str, ...] = (),
     tz: tuple[str, ...] = (),
@@ -83,15 +85,19 @@ def load(
     """
     catalog = catalog or load_catalog(tuple(patterns))
     event_rows = TableBuilder()
+    if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
+        paths = [paths]
     if engine == "polars":
-        expansion = expand(list(paths))
-        scans = _scan_polars(expansion, catalog, tz, collect_unmatched, progress, event_rows)
+        expansion = expand([os.fspath(path) for path in paths])
+        zones, told = zones_for(expansion.sources, tuple(tz))
+        scans = _scan_polars(expansion, catalog, zones, collect_unmatched, progress, event_rows)
     elif engine == "spark":
         from ..engines.spark import SparkScanner, SparkSettings, spark_session
 
         scanner = SparkScanner(catalog, spark_session(spark or SparkSettings()), collect_unmatched)
-        expansion = scanner.expand(list(paths))
-        scans = scanner.scan(expansion.sources, {s.order: zone_for(s, tz) for s in expansion.sources}, event_rows.add)
+        expansion = scanner.expand([os.fspath(path) for path in paths])
+        zones, told = zones_for(expansion.sources, tuple(tz))
+        scans = scanner.scan(expansion.sources, zones, event_rows.add)
         if progress is not None:
             size = sum(source.size for source in expansion.sources)
             progress(size, size)
@@ -102,20 +108,19 @@ def load(
     problems = expansion.problems + [scan.problem for scan in scans if scan.problem]
     problems += [f"{scan.source.display}:{line}: line of {size:,} bytes cut to {MAX_LINE_BYTES:,} for matching"
                  for scan in scans for line, size in scan.cut_lines]
-    return LogSet(table, scans, problems)
+    return LogSet(table, scans, problems, told)
 
 
 def _scan_polars(
     expansion: Expansion,
     catalog: Catalog,
-    tz: tuple[str, ...],
+    zones: dict[int, tzinfo],
     collect_unmatched: bool,
     progress: Callable[[int, int], None] | None,
     event_rows: TableBuilder,
 ) -> list[FileScan]:
     """Scan files on this machine (blocks on every core)."""
     scanner = LocalScanner(catalog, collect_unmatched=collect_unmatched)
-    zones = {source.order: zone_for(source, tz) for source in expansion.sources}
     total, done = sum(source.size for source in expansion.sources), 0
 
     def file_done(size: int) -> None:
