@@ -125,9 +125,10 @@ def ingest(
 @reads_logs
 def report(
     paths: Paths = None,
-    format: Annotated[ReportFormat, typer.Option(
-        "--format", "-f", help=("terminal (rich), json (documented in the README), markdown (a post-mortem document), html (one "
-        "self-contained file with the timeline), svg or png (the timeline picture alone)."))] = ReportFormat.terminal,
+    format: Annotated[ReportFormat | None, typer.Option(
+        "--format", "-f", help=("terminal (rich; the default on stdout), json (docs/json-report.md), markdown (a post-mortem "
+        "document), html (one self-contained file with the timeline), svg or png (the timeline picture alone). With -o, "
+        "the file's extension chooses it (.txt .json .md .html .svg .png)."), show_default=False)] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to a file instead of stdout.", metavar="FILE")] = None,
     probing_interval: Annotated[str, typer.Option(
         "--probing-interval", help=("Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s)."), metavar="DURATION")] = "10m",
@@ -141,16 +142,22 @@ def report(
 
         rebalance-doctor report logs/ --group orders --since 2024-10-24T12:00Z
 
-        rebalance-doctor report logs/ --format json -o incident.json
+        rebalance-doctor report logs/ -o incident.json
 
-        rebalance-doctor report logs/ --format markdown -o incident.md
+        rebalance-doctor report logs/ -o incident.md
 
-        rebalance-doctor report logs/ --format html -o incident.html
+        rebalance-doctor report logs/ -o incident.html
     """
-    analysis = analyze_logs(paths, options, probing_interval)
-
     from .. import render
+    from ..renderers import format_for
     from ..renderers.files import write_atomically
+
+    if format is None:  # before any log is read: a file name that names no format is a usage error
+        try:
+            format = ReportFormat(format_for(output)) if output is not None else ReportFormat.terminal
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+    analysis = analyze_logs(paths, options, probing_interval)
 
     env = environment()
     binary = format is ReportFormat.png
@@ -224,7 +231,10 @@ def check(
                       {"fail_on": fail_on, "max_rebalances": max_rebalances, "max_failed": max_failed, "max_pause": max_pause})
     except ValueError as exc:
         raise fail(str(exc)) from None
-    result = evaluate(analyze_logs(paths, options), rules, tuple(options.group))
+    analysis = analyze_logs(paths, options)
+    if not analysis.buckets.get("matched"):  # a gate over the wrong folder (or a broken log collection) must not pass
+        raise fail("no Kafka rebalance line in the inputs: nothing to check (are these the broker and client logs?)")
+    result = evaluate(analysis, rules, tuple(options.group))
     print_check(result, environment().out)
     if junit is not None:
         try:

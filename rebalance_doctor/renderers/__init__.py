@@ -10,6 +10,7 @@ lines of ``grep``/``events`` and the CI gate's verdict. Renderers read the model
 from __future__ import annotations
 
 import io
+import os
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,6 +20,18 @@ if TYPE_CHECKING:
 
 FORMATS = ("terminal", "json", "markdown", "html", "svg", "png")
 BINARY_FORMATS = ("png",)
+FORMAT_BY_SUFFIX = {".txt": "terminal", ".json": "json", ".md": "markdown", ".markdown": "markdown", ".html": "html",
+                    ".htm": "html", ".svg": "svg", ".png": "png"}
+
+
+def format_for(path: str | os.PathLike) -> str:
+    """The format a file name asks for (``incident.html`` → ``html``); ValueError when its extension names none."""
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if suffix not in FORMAT_BY_SUFFIX:
+        known = ", ".join(FORMAT_BY_SUFFIX)
+        raise ValueError(f"{os.fspath(path)}: cannot tell the report format from the extension {suffix or '(none)'!r} "
+                         f"(known: {known}); give --format")
+    return FORMAT_BY_SUFFIX[suffix]
 
 
 def render(analysis: Analysis, format: str = "terminal", out: IO | None = None, *, console: Console | None = None) -> str | bytes | None:
