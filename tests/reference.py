@@ -11,9 +11,10 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-REFERENCE = Path(__file__).parent / "fixtures" / "reference" / "kafka-log-messages.md"
+from support import FIXTURES
+
+REFERENCE = FIXTURES / "reference" / "kafka-log-messages.md"
 SECTIONS = ("2", "3", "4", "5", "6")
 
 MEMBER = "consumer-orders-app-1-4b1f0a2e-5c3d-4e8f-9a7b-1c2d3e4f5a6b"
@@ -99,7 +100,7 @@ class ReferenceRow:
         skeleton = skeleton.replace("\\n", "\n").replace("\\t", "\t").replace("\\|", "|")
         lines = []
         for combination in itertools.product(*choices) if choices else [()]:
-            text = re.sub(r"\x00(\d+)\x00", lambda m: combination[int(m.group(1))], skeleton)
+            text = re.sub(r"\x00(\d+)\x00", lambda m, chosen=combination: chosen[int(m.group(1))], skeleton)
             lines.append(text)
         return lines
 

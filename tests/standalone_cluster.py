@@ -42,15 +42,18 @@ def standalone_cluster(work: Path, cores: int = 1, memory: str = "1g") -> Iterat
     spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
     port, ui, worker_ui = _free_port(), _free_port(), _free_port()
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_WORKER_DIR": str(work / "worker"), "SPARK_LOG_DIR": str(work)}
-    master = subprocess.Popen(
-        [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
-        env=env, stdout=open(work / "master.out", "wb"), stderr=subprocess.STDOUT,
-    )
-    worker = subprocess.Popen(
-        [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
-         "--cores", str(cores), "--memory", memory, "--webui-port", str(worker_ui)],
-        env=env, stdout=open(work / "worker.out", "wb"), stderr=subprocess.STDOUT,
-    )
+    # each process writes its own copy of its log file's descriptor: this one closes its copy at once
+    with open(work / "master.out", "wb") as master_log:
+        master = subprocess.Popen(
+            [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
+            env=env, stdout=master_log, stderr=subprocess.STDOUT,
+        )
+    with open(work / "worker.out", "wb") as worker_log:
+        worker = subprocess.Popen(
+            [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
+             "--cores", str(cores), "--memory", memory, "--webui-port", str(worker_ui)],
+            env=env, stdout=worker_log, stderr=subprocess.STDOUT,
+        )
     cluster = Cluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui}/json/")
     try:
         deadline = time.monotonic() + STARTUP_SECONDS

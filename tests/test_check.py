@@ -7,7 +7,6 @@ Scenarios are the bundled incidents (sample_logs/*/EXPECTED.md) and a hostile lo
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -15,14 +14,15 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from rebalance_doctor.renderers.verdict import actual_text, github_annotations, junit_xml, limit_text, print_check, summary
-from rebalance_doctor.rules import CheckResult, RuleResult, Rules, RulesError, evaluate, load_rules, merge
 
 from rebalance_doctor import analyze, load
 from rebalance_doctor.analysis.model import Evidence
 from rebalance_doctor.cli.console import Environment
+from rebalance_doctor.renderers.verdict import actual_text, github_annotations, junit_xml, limit_text, print_check, summary
+from rebalance_doctor.rules import CheckResult, RuleResult, Rules, RulesError, evaluate, load_rules, merge
 
-ROOT = Path(__file__).resolve().parent.parent
+from support import ROOT, SAMPLES, ExitStatus, run_cli
+
 EXAMPLE_RULES = ROOT / "examples" / "rebalance-rules.yaml"
 
 # What the Jenkins xUnit plugin's JUnit schema (junit-10.xsd) allows, which GitLab and the GitHub
@@ -38,12 +38,6 @@ JUNIT_REQUIRED = {"testsuite": {"name", "tests", "failures", "errors"}, "testcas
 SUREFIRE_TIME = re.compile(r"(([0-9]{0,3},)*[0-9]{3}|[0-9]{0,3})*(\.[0-9]*)?")
 
 
-@functools.cache
-def incident(name: str):
-    logs = load([str(ROOT / "sample_logs" / name)])
-    return analyze(logs.events, buckets=dict(logs.buckets))
-
-
 def only(result: CheckResult, rule: str, group: str) -> RuleResult:
     (found,) = [r for r in result.results if r.rule == rule and r.group == group]
     return found
@@ -51,7 +45,7 @@ def only(result: CheckResult, rule: str, group: str) -> RuleResult:
 
 def where(evidence: tuple[Evidence, ...]) -> list[str]:
     """Evidence as the reader sees it: file (from the repository root) and line."""
-    return [f"{Path(os.path.relpath(e.file, ROOT)).as_posix()}:{e.line}" for e in evidence]
+    return [f"{Path(os.path.relpath(ROOT / e.file, ROOT)).as_posix()}:{e.line}" for e in evidence]
 
 
 def terminal(result: CheckResult) -> str:
@@ -63,9 +57,9 @@ def terminal(result: CheckResult) -> str:
 # --------------------------------------------------------------------------- the rules, on real incidents
 
 
-def test_a_forbidden_cause_fails_with_the_line_that_shows_it():
+def test_a_forbidden_cause_fails_with_the_line_that_shows_it(analysis):
     """heartbeat-expiry: orders-app-2 froze in a full GC and broker 1 expired it (broker-1/server.log:248)."""
-    result = evaluate(incident("heartbeat-expiry"), Rules(fail_on=frozenset({"heartbeat_expiry"})))
+    result = evaluate(analysis("heartbeat-expiry"), Rules(fail_on=frozenset({"heartbeat_expiry"})))
 
     expiry = only(result, "fail_on", "orders-processor")
     assert not result.passed and result.violations == [expiry]
@@ -75,10 +69,10 @@ def test_a_forbidden_cause_fails_with_the_line_that_shows_it():
     assert only(result, "fail_on", "fulfillment-audit").passed  # the cron group only joins and leaves
 
 
-def test_max_rebalances_fails_past_the_budget_and_points_at_the_first_rebalance_over_it():
+def test_max_rebalances_fails_past_the_budget_and_points_at_the_first_rebalance_over_it(analysis):
     orders = ("orders-processor",)
-    over = evaluate(incident("heartbeat-expiry"), Rules(max_rebalances=2), orders)
-    at = evaluate(incident("heartbeat-expiry"), Rules(max_rebalances=3), orders)
+    over = evaluate(analysis("heartbeat-expiry"), Rules(max_rebalances=2), orders)
+    at = evaluate(analysis("heartbeat-expiry"), Rules(max_rebalances=3), orders)
 
     (result,) = over.results
     assert (result.passed, result.actual, result.limit) == (False, 3, 2)
@@ -86,17 +80,17 @@ def test_max_rebalances_fails_past_the_budget_and_points_at_the_first_rebalance_
     assert at.passed and summary(at.results[0]) == "3 rebalances (limit 3)"
 
 
-def test_a_budget_is_per_group_not_summed_over_groups():
-    result = evaluate(incident("heartbeat-expiry"), Rules(max_rebalances=3))
+def test_a_budget_is_per_group_not_summed_over_groups(analysis):
+    result = evaluate(analysis("heartbeat-expiry"), Rules(max_rebalances=3))
 
     assert only(result, "max_rebalances", "orders-processor").passed
     audit = only(result, "max_rebalances", "fulfillment-audit")
     assert (audit.passed, audit.actual) == (False, 10)
 
 
-def test_failed_rebalances_fail_max_failed_with_where_they_started_and_how_they_failed():
+def test_failed_rebalances_fail_max_failed_with_where_they_started_and_how_they_failed(analysis):
     """unstable-leader-failed-rebalances: generations 213 and 214 never became stable."""
-    result = evaluate(incident("unstable-leader-failed-rebalances"), Rules(max_failed=0))
+    result = evaluate(analysis("unstable-leader-failed-rebalances"), Rules(max_failed=0))
 
     (failed,) = result.violations
     assert (failed.group, failed.actual, failed.limit) == ("fraud-scorer", 2, 0)
@@ -104,25 +98,25 @@ def test_failed_rebalances_fail_max_failed_with_where_they_started_and_how_they_
     assert lines[:2] == ["sample_logs/unstable-leader-failed-rebalances/broker-2/server.log.2024-02-27-14.gz:200",
                          "sample_logs/unstable-leader-failed-rebalances/broker-2/server.log.2024-02-27-14.gz:217"]
     assert "sample_logs/unstable-leader-failed-rebalances/scorer-1.log:156" in lines  # SyncGroup failed
-    assert evaluate(incident("unstable-leader-failed-rebalances"), Rules(max_failed=2)).passed
+    assert evaluate(analysis("unstable-leader-failed-rebalances"), Rules(max_failed=2)).passed
 
 
-def test_max_pause_is_the_groups_total_pause_eager_bounce_fails_where_cooperative_passes():
+def test_max_pause_is_the_groups_total_pause_eager_bounce_fails_where_cooperative_passes(analysis):
     """The same three-pod rolling bounce: eager stops every member each time (15.9 s in total), cooperative 8.8 s."""
     budget = Rules(max_pause_ms=10_000)
-    eager = evaluate(incident("rolling-bounce-eager"), budget)
-    cooperative = evaluate(incident("rolling-bounce-cooperative"), budget)
+    eager = evaluate(analysis("rolling-bounce-eager"), budget)
+    cooperative = evaluate(analysis("rolling-bounce-cooperative"), budget)
 
     (pause,) = eager.violations
-    assert pause.actual == incident("rolling-bounce-eager").groups[0].total_pause_ms > 10_000
+    assert pause.actual == analysis("rolling-bounce-eager").groups[0].total_pause_ms > 10_000
     assert (actual_text(pause), limit_text(pause)) == ("15.9 s", "≤ 10.0 s")
     assert "longest: invoice-writer-0" in summary(pause) and "12.2 s" in summary(pause)
     assert where(pause.evidence)[0] == "sample_logs/rolling-bounce-eager/broker-1/server.log:247"  # its 4.8 s pause
     assert cooperative.passed and actual_text(cooperative.results[0]) == "8.8 s"
 
 
-def test_a_group_named_but_absent_from_the_logs_is_still_reported():
-    result = evaluate(incident("heartbeat-expiry"), Rules(max_rebalances=5), ("orders-procesor",))
+def test_a_group_named_but_absent_from_the_logs_is_still_reported(analysis):
+    result = evaluate(analysis("heartbeat-expiry"), Rules(max_rebalances=5), ("orders-procesor",))
 
     (typo,) = result.results
     assert typo.group == "orders-procesor" and typo.passed
@@ -132,9 +126,9 @@ def test_a_group_named_but_absent_from_the_logs_is_still_reported():
 # --------------------------------------------------------------------------- rules files and options
 
 
-def test_the_example_rules_file_loads_and_gates_an_incident():
+def test_the_example_rules_file_loads_and_gates_an_incident(analysis):
     rules = load_rules(EXAMPLE_RULES)
-    result = evaluate(incident("heartbeat-expiry"), rules)
+    result = evaluate(analysis("heartbeat-expiry"), rules)
 
     assert rules.fail_on == {"heartbeat_expiry", "poll_timeout", "static_member_fencing"}
     assert rules.max_pause_ms == 30_000
@@ -142,7 +136,7 @@ def test_the_example_rules_file_loads_and_gates_an_incident():
     assert not any(r.rule == "max_rebalances" for r in result.results if r.group == "fulfillment-audit")  # lifted
 
 
-def test_per_group_overrides_by_id_and_glob(tmp_path):
+def test_per_group_overrides_by_id_and_glob(analysis, tmp_path):
     rules_file = tmp_path / "rules.yaml"
     rules_file.write_text(
         "max_rebalances: 2\n"
@@ -154,7 +148,7 @@ def test_per_group_overrides_by_id_and_glob(tmp_path):
         "  orders-processor:\n"  # an exact id wins over the glob above it
         "    max_rebalances: 3\n"
     )
-    result = evaluate(incident("heartbeat-expiry"), load_rules(rules_file))
+    result = evaluate(analysis("heartbeat-expiry"), load_rules(rules_file))
 
     assert [(r.group, r.limit, r.passed) for r in result.results] == [("orders-processor", 3, True),
                                                                      ("fulfillment-audit", 12, True)]
@@ -217,9 +211,9 @@ def test_bad_command_line_limits_are_usage_errors(options, message):
 # --------------------------------------------------------------------------- CI formats
 
 
-def test_junit_has_one_case_per_rule_and_group_and_the_evidence_in_each_failure():
+def test_junit_has_one_case_per_rule_and_group_and_the_evidence_in_each_failure(analysis):
     rules = Rules(fail_on=frozenset({"heartbeat_expiry"}), max_rebalances=3, max_failed=0, max_pause_ms=60_000)
-    result = evaluate(incident("heartbeat-expiry"), rules)
+    result = evaluate(analysis("heartbeat-expiry"), rules)
 
     root = ET.fromstring(junit_xml(result))
 
@@ -240,8 +234,8 @@ def test_junit_has_one_case_per_rule_and_group_and_the_evidence_in_each_failure(
     assert suite.find("testcase[@classname='fulfillment-audit'][@name='max_rebalances']/failure") is not None
 
 
-def test_junit_stays_inside_the_schema_ci_servers_read():
-    result = evaluate(incident("unstable-leader-failed-rebalances"), load_rules(EXAMPLE_RULES))
+def test_junit_stays_inside_the_schema_ci_servers_read(analysis):
+    result = evaluate(analysis("unstable-leader-failed-rebalances"), load_rules(EXAMPLE_RULES))
 
     root = ET.fromstring(junit_xml(result))
 
@@ -252,11 +246,10 @@ def test_junit_stays_inside_the_schema_ci_servers_read():
             assert SUREFIRE_TIME.fullmatch(element.get("time"))
 
 
-def test_github_annotations_sit_on_the_evidence_line(monkeypatch):
-    """In a workflow the logs are given relative to the checkout, and so are the annotations' files."""
-    monkeypatch.chdir(ROOT)
-    logs = load(["sample_logs/heartbeat-expiry"])
-    result = evaluate(analyze(logs.events, buckets=dict(logs.buckets)), Rules(fail_on=frozenset({"heartbeat_expiry"})))
+def test_github_annotations_sit_on_the_evidence_line(analysis):
+    """In a workflow the logs are given relative to the checkout (here sample_logs/heartbeat-expiry, read from the
+    repository's root), and so are the annotations' files."""
+    result = evaluate(analysis("heartbeat-expiry"), Rules(fail_on=frozenset({"heartbeat_expiry"})))
 
     (annotation,) = github_annotations(result)
 
@@ -281,8 +274,8 @@ def test_github_annotation_escaping_keeps_a_hostile_reason_in_one_command():
 # --------------------------------------------------------------------------- the terminal
 
 
-def test_the_terminal_shows_the_verdict_table_and_each_violation_with_its_evidence():
-    result = evaluate(incident("rolling-bounce-eager"), Rules(max_rebalances=6, max_pause_ms=10_000))
+def test_the_terminal_shows_the_verdict_table_and_each_violation_with_its_evidence(analysis):
+    result = evaluate(analysis("rolling-bounce-eager"), Rules(max_rebalances=6, max_pause_ms=10_000))
 
     text = terminal(result)
 
@@ -347,18 +340,13 @@ def test_hostile_log_text_is_inert_in_the_terminal(hostile):
 def test_check_command_exit_codes_junit_and_github(tmp_path):
     """The CI gate from the shell: 1 with a JUnit file and ::error annotations on a violation, 0 when all hold,
     2 on a bad option."""
-    from typer.testing import CliRunner
-
-    from rebalance_doctor.cli import app
-
-    incident = str(Path(__file__).resolve().parent.parent / "sample_logs" / "heartbeat-expiry")
+    incident = str(SAMPLES / "heartbeat-expiry")
     junit = tmp_path / "rebalance.xml"
-    env = {"NO_COLOR": "1", "COLUMNS": "200"}
-    failing = CliRunner().invoke(app, ["check", incident, "--fail-on", "heartbeat_expiry", "--junit", str(junit), "--github"], env=env)
-    assert failing.exit_code == 1
+    failing = run_cli("check", incident, "--fail-on", "heartbeat_expiry", "--junit", str(junit), "--github")
+    assert failing.exit_code == ExitStatus.NOTHING_FOUND
     assert "::error file=" in failing.stdout and "broker-1/server.log,line=248" in failing.stdout
     assert ET.parse(junit).getroot().find("testsuite").get("failures") == "1"
-    passing = CliRunner().invoke(app, ["check", incident, "--max-rebalances", "10", "--group", "orders-processor"], env=env)
-    assert passing.exit_code == 0 and "the rule holds" in passing.stdout
-    bad = CliRunner().invoke(app, ["check", incident, "--fail-on", "cosmic_rays"], env=env)
-    assert bad.exit_code == 2 and "unknown cause" in bad.stderr
+    passing = run_cli("check", incident, "--max-rebalances", "10", "--group", "orders-processor")
+    assert passing.exit_code == ExitStatus.OK and "the rule holds" in passing.stdout
+    bad = run_cli("check", incident, "--fail-on", "cosmic_rays")
+    assert bad.exit_code == ExitStatus.ERROR and "unknown cause" in bad.stderr

@@ -13,16 +13,11 @@ from pathlib import Path
 
 import pytest
 import regex
-from typer.testing import CliRunner
 
-from rebalance_doctor.cli import app
+from support import FIXTURES, ExitStatus, run_cli
 
-MINI = Path(__file__).parent / "fixtures" / "mini"
+MINI = FIXTURES / "mini"
 BROKER, CLIENT_A, CLIENT_B = (str(MINI / name) for name in ("broker-1.log", "client-a.log", "client-b.log"))
-
-
-def run(*args: str, stdin: str | bytes | None = None):
-    return CliRunner().invoke(app, list(args), input=stdin, env={"NO_COLOR": "1", "COLUMNS": "200"})
 
 
 def ndjson(output: str) -> list[dict]:
@@ -31,8 +26,8 @@ def ndjson(output: str) -> list[dict]:
 
 def test_events_ndjson_merges_nodes_in_time_order_with_evidence():
     """`events --format ndjson` on three files: one stream in time order, each row with file:line and raw text."""
-    result = run("events", BROKER, CLIENT_A, CLIENT_B, "--format", "ndjson")
-    assert result.exit_code == 0, result.output
+    result = run_cli("events", BROKER, CLIENT_A, CLIENT_B, "--format", "ndjson")
+    assert result.exit_code == ExitStatus.OK, result.output
     rows = ndjson(result.stdout)
     assert [(Path(r["file"]).name, r["line"], r["kind"]) for r in rows] == [
         ("broker-1.log", 2, "member_expired"),
@@ -68,63 +63,63 @@ def test_every_line_lands_in_exactly_one_bucket():
     assert logs.lines_read == total_lines == 18
     assert logs.buckets == {"matched": 13, "relevant_unmatched": 1, "irrelevant": 4, "unreadable": 0}
     assert [(Path(f).name, n) for f, n, _ in logs.unmatched] == [("client-b.log", 2)]
-    result = run("events", BROKER, CLIENT_A, CLIENT_B, "--format", "ndjson", "--unmatched")
+    result = run_cli("events", BROKER, CLIENT_A, CLIENT_B, "--format", "ndjson", "--unmatched")
     assert "18 lines in 3 files: 13 matched · 1 relevant unmatched · 4 irrelevant · 0 unreadable" in result.stderr
     assert "client-b.log:2: orders worker heartbeat ok, lag=12" in result.stderr
 
 
 def test_grep_kind_filter_and_exit_status():
     """`grep -k member_expired` finds the expiry on the broker; a kind that did not happen exits 1."""
-    hit = run("grep", "-k", "member_expired", str(MINI))
-    assert hit.exit_code == 0
+    hit = run_cli("grep", "-k", "member_expired", str(MINI))
+    assert hit.exit_code == ExitStatus.OK
     assert hit.stdout.count("\n") == 1 and "has failed, removing it from the group" in hit.stdout
-    miss = run("grep", "-k", "poll_timeout", str(MINI))
-    assert miss.exit_code == 1 and miss.stdout == ""
+    miss = run_cli("grep", "-k", "poll_timeout", str(MINI))
+    assert miss.exit_code == ExitStatus.NOTHING_FOUND and miss.stdout == ""
 
 
 def test_grep_text_member_generation_and_raw():
     """`grep TEXT --generation N --raw` prints the original lines, like grep, merged across files."""
-    result = run("grep", "Generation", str(MINI), "--generation", "5", "--raw")
-    assert result.exit_code == 0
+    result = run_cli("grep", "Generation", str(MINI), "--generation", "5", "--raw")
+    assert result.exit_code == ExitStatus.OK
     lines = result.stdout.splitlines()
     assert len(lines) == 2 and all("Generation{generationId=5" in line for line in lines)
-    by_member = run("grep", str(MINI), "--member", "consumer-orders-2", "--json")
+    by_member = run_cli("grep", str(MINI), "--member", "consumer-orders-2", "--json")
     assert [r["kind"] for r in ndjson(by_member.stdout)] == ["join_requested", "join_start"]
 
 
 def test_grep_count_per_file():
-    result = run("grep", "-c", BROKER, CLIENT_A)
-    assert result.exit_code == 0
+    result = run_cli("grep", "-c", BROKER, CLIENT_A)
+    assert result.exit_code == ExitStatus.OK
     assert result.stdout.splitlines() == [f"{BROKER}:4", f"{CLIENT_A}:7"]
 
 
 def test_time_window_and_group_filter():
     """`--since/--until` keep the join phase only; events without a timestamp cannot be placed in a window."""
-    result = run("events", str(MINI), "--format", "ndjson", "--since", "2024-03-05T10:00:00.001Z", "--until", "2024-03-05 10:00:03.006")
+    result = run_cli("events", str(MINI), "--format", "ndjson", "--since", "2024-03-05T10:00:00.001Z", "--until", "2024-03-05 10:00:03.006")
     kinds = [r["kind"] for r in ndjson(result.stdout)]
     assert kinds == ["partitions_revoked", "join_start", "group_stabilized", "join_succeeded"]
-    other_group = run("grep", str(MINI), "--group", "payments")
-    assert other_group.exit_code == 1
-    glob_group = run("grep", str(MINI), "--group", "ord*", "-c")
-    assert glob_group.exit_code == 0
+    other_group = run_cli("grep", str(MINI), "--group", "payments")
+    assert other_group.exit_code == ExitStatus.NOTHING_FOUND
+    glob_group = run_cli("grep", str(MINI), "--group", "ord*", "-c")
+    assert glob_group.exit_code == ExitStatus.OK
 
 
 def test_naive_timestamps_read_in_the_given_zone():
     """A client logging in local time (Europe/Paris, UTC+1 in March) is shifted to UTC with --tz GLOB=ZONE."""
-    result = run("events", CLIENT_A, "--format", "ndjson", "--tz", "*client-a*=Europe/Paris")
+    result = run_cli("events", CLIENT_A, "--format", "ndjson", "--tz", "*client-a*=Europe/Paris")
     assert ndjson(result.stdout)[0]["ts"] == "2024-03-05T09:00:00.000Z"
-    bad = run("events", CLIENT_A, "--tz", "Mars/Olympus")
-    assert bad.exit_code == 2 and "unknown time zone" in bad.stderr
+    bad = run_cli("events", CLIENT_A, "--tz", "Mars/Olympus")
+    assert bad.exit_code == ExitStatus.ERROR and "unknown time zone" in bad.stderr
 
 
 def test_stdin_and_gzip_inputs(tmp_path: Path):
     """`kubectl logs … | rebalance-doctor grep -` and rotated .gz files read like plain files."""
-    piped = run("grep", "-", "--json", stdin=Path(CLIENT_A).read_bytes())
-    assert piped.exit_code == 0
+    piped = run_cli("grep", "-", "--json", stdin=Path(CLIENT_A).read_bytes())
+    assert piped.exit_code == ExitStatus.OK
     assert {r["file"] for r in ndjson(piped.stdout)} == {"-"}
     gz = tmp_path / "client-a.log.1.gz"
     gz.write_bytes(gzip.compress(Path(CLIENT_A).read_bytes()))
-    zipped = run("grep", str(gz), "--json")
+    zipped = run_cli("grep", str(gz), "--json")
     assert [r["line"] for r in ndjson(zipped.stdout)] == [2, 3, 4, 5, 6, 7, 8]
 
 
@@ -135,16 +130,16 @@ def test_bad_inputs_are_reported_and_skipped(tmp_path: Path):
     (tmp_path / "fake.gz").write_bytes(b"not gzip at all\n")
     latin1 = Path(BROKER).read_bytes().replace(b"LogLoader", b"LogLoader \xe9t\xe9")
     (tmp_path / "latin1.log").write_bytes(latin1)
-    result = run("grep", str(tmp_path), str(tmp_path / "missing.log"), "-c")
-    assert result.exit_code == 0
+    result = run_cli("grep", str(tmp_path), str(tmp_path / "missing.log"), "-c")
+    assert result.exit_code == ExitStatus.OK
     err = result.stderr
     assert "missing.log: no such file or directory" in err
     assert "core.bin: binary file skipped" in err
     assert "cut.log.gz: compressed data is truncated or corrupt" in err
     assert "fake.gz: named .gz but is not gzip data" in err
     assert f"{tmp_path / 'latin1.log'}:4" in result.stdout
-    nothing = run("grep", str(tmp_path / "missing.log"))
-    assert nothing.exit_code == 2 and "nothing could be read" in nothing.stderr
+    nothing = run_cli("grep", str(tmp_path / "missing.log"))
+    assert nothing.exit_code == ExitStatus.ERROR and "nothing could be read" in nothing.stderr
 
 
 def test_invalid_utf8_line_counts_as_unreadable_unless_matched(tmp_path: Path):
@@ -158,23 +153,23 @@ def test_invalid_utf8_line_counts_as_unreadable_unless_matched(tmp_path: Path):
 
 def test_patterns_test_explains_a_match_and_a_miss():
     line = Path(BROKER).read_text().splitlines()[4]
-    hit = run("patterns", "test", line)
-    assert hit.exit_code == 0
+    hit = run_cli("patterns", "test", line)
+    assert hit.exit_code == ExitStatus.OK
     assert "match: broker.group.stabilized" in hit.stdout
     assert "member_count: 2" in hit.stdout and "generation: 5" in hit.stdout
-    miss = run("patterns", "test", "Stabilized group but the rest is mangled")
-    assert miss.exit_code == 1
+    miss = run_cli("patterns", "test", "Stabilized group but the rest is mangled")
+    assert miss.exit_code == ExitStatus.NOTHING_FOUND
     assert "broker.group.stabilized" in miss.stdout and "relevant but unmatched" in miss.stdout
-    noise = run("patterns", "test", "GET /health 200")
-    assert noise.exit_code == 1 and "bucket: irrelevant" in noise.stdout
+    noise = run_cli("patterns", "test", "GET /health 200")
+    assert noise.exit_code == ExitStatus.NOTHING_FOUND and "bucket: irrelevant" in noise.stdout
 
 
 def test_patterns_list_and_show():
-    listing = run("patterns", "list", "--component", "broker", "--kind", "group_stabilized")
-    assert listing.exit_code == 0 and "broker.group.stabilized" in listing.stdout
-    shown = run("patterns", "show", "broker.group.stabilized")
+    listing = run_cli("patterns", "list", "--component", "broker", "--kind", "group_stabilized")
+    assert listing.exit_code == ExitStatus.OK and "broker.group.stabilized" in listing.stdout
+    shown = run_cli("patterns", "show", "broker.group.stabilized")
     assert "anchor: 'Stabilized group '" in shown.stdout and "example:" in shown.stdout
-    assert run("patterns", "show", "no.such.id").exit_code == 2
+    assert run_cli("patterns", "show", "no.such.id").exit_code == ExitStatus.ERROR
 
 
 def test_user_catalog_extends_and_overrides(tmp_path: Path):
@@ -190,7 +185,7 @@ def test_user_catalog_extends_and_overrides(tmp_path: Path):
         "    examples:\n"
         "      - line: 'orders worker heartbeat ok, lag=12'\n"
     )
-    result = run("grep", CLIENT_B, "-k", "diagnostic", "--json", "--patterns", str(tmp_path))
+    result = run_cli("grep", CLIENT_B, "-k", "diagnostic", "--json", "--patterns", str(tmp_path))
     assert [r["pattern_id"] for r in ndjson(result.stdout)] == ["acme.wrapper.heartbeat_ok"]
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
@@ -198,8 +193,8 @@ def test_user_catalog_extends_and_overrides(tmp_path: Path):
         "patterns:\n  - id: x\n    kind: diagnostic\n    component: consumer\n    since: 1.0.0\n"
         "    anchor: 'heartbeat'\n    regex: '(?<=worker) heartbeat'\n    examples: ['worker heartbeat']\n"
     )
-    bad = run("grep", CLIENT_B, "--patterns", str(bad_dir))
-    assert bad.exit_code == 2
+    bad = run_cli("grep", CLIENT_B, "--patterns", str(bad_dir))
+    assert bad.exit_code == ExitStatus.ERROR
     assert "broken.yaml:2" in bad.stderr and "look-around is not portable" in bad.stderr
 
 
@@ -225,7 +220,7 @@ def test_a_user_catalog_is_validated_once_per_content(tmp_path: Path, monkeypatc
         )
         catalog.load_catalog.cache_clear()  # as in a new process
         validated.clear()
-        result = run("grep", CLIENT_B, "-k", "diagnostic", "--json", "--patterns", str(ours))
+        result = run_cli("grep", CLIENT_B, "-k", "diagnostic", "--json", "--patterns", str(ours))
         return [r["pattern_id"] for r in ndjson(result.stdout)]
 
     assert grep_with("acme.heartbeat") == ["acme.heartbeat"] and "ours.yaml" in validated and len(validated) > 1
@@ -235,8 +230,8 @@ def test_a_user_catalog_is_validated_once_per_content(tmp_path: Path, monkeypatc
 
 
 def test_version_and_help_list_examples():
-    assert run("--version").stdout.startswith("rebalance-doctor ")
-    help_text = run("grep", "--help").stdout
+    assert run_cli("--version").stdout.startswith("rebalance-doctor ")
+    help_text = run_cli("grep", "--help").stdout
     assert "Exit status 0 when something matched" in help_text and "rebalance-doctor grep" in help_text
 
 
@@ -245,8 +240,8 @@ def test_events_written_to_a_file(tmp_path: Path, fmt: str):
     import polars as pl
 
     out = tmp_path / f"events.{fmt}"
-    result = run("events", str(MINI), "-o", str(out))
-    assert result.exit_code == 0 and "wrote 13 events" in result.stderr
+    result = run_cli("events", str(MINI), "-o", str(out))
+    assert result.exit_code == ExitStatus.OK and "wrote 13 events" in result.stderr
     table = {"parquet": pl.read_parquet, "csv": pl.read_csv, "ndjson": pl.read_ndjson}[fmt](out)
     assert table.height == 13 and "raw" in table.columns
     assert not list(tmp_path.glob(".*partial"))
@@ -254,16 +249,16 @@ def test_events_written_to_a_file(tmp_path: Path, fmt: str):
 
 def test_empty_input_is_reported(tmp_path: Path):
     (tmp_path / "empty.log").write_bytes(b"")
-    result = run("grep", str(tmp_path / "empty.log"))
-    assert result.exit_code == 1 and "the input is empty" in result.stderr
+    result = run_cli("grep", str(tmp_path / "empty.log"))
+    assert result.exit_code == ExitStatus.NOTHING_FOUND and "the input is empty" in result.stderr
     assert "0 lines in 1 file" in result.stderr
 
 
 def test_events_table_into_a_pipe_keeps_rows_whole_and_aligned():
     """`events > incident.txt`: a header, then one line per event, its columns aligned and its detail whole
     (for `less -S`, `grep`, `cut`), so that a 50,000-event table is still one line per event."""
-    result = run("events", BROKER, CLIENT_A, CLIENT_B)
-    assert result.exit_code == 0, result.output
+    result = run_cli("events", BROKER, CLIENT_A, CLIENT_B)
+    assert result.exit_code == ExitStatus.OK, result.output
     header, *rows = result.stdout.splitlines()
     assert header.split() == ["time", "(UTC)", "node", "kind", "group", "gen/epoch", "member", "where", "detail"]
     assert len(rows) == 13
@@ -276,8 +271,8 @@ def test_events_table_into_a_pipe_keeps_rows_whole_and_aligned():
 
 def test_events_table_on_a_narrow_terminal_folds_long_cells():
     """On a 120-column terminal the member, where and detail cells fold onto more lines; the time never does."""
-    result = CliRunner().invoke(app, ["events", BROKER, "--color", "always"], env={"COLUMNS": "120"})
-    assert result.exit_code == 0, result.output
+    result = run_cli("events", BROKER, "--color", "always", width=120, colour=True)
+    assert result.exit_code == ExitStatus.OK, result.output
     lines = [regex.sub(r"\x1b\[[0-9;]*m", "", line) for line in result.stdout.splitlines()]
     assert max(map(len, lines)) <= 120
     assert len(lines) > 5  # a header and 4 events, some folded

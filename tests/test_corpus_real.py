@@ -16,7 +16,9 @@ import yaml
 
 from rebalance_doctor import load
 
-CORPUS = Path(__file__).parent / "fixtures" / "corpus"
+from support import FIXTURES
+
+CORPUS = FIXTURES / "corpus"
 CASES = sorted(CORPUS.glob("*.yaml"))
 
 # The event kinds that are the evidence for an annotated root cause (any one of them).

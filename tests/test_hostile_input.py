@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-MINI = Path(__file__).parent / "fixtures" / "mini"
+from support import FIXTURES, WIDTH, ExitStatus
+
+MINI = FIXTURES / "mini"
 BROKER = (MINI / "broker-1.log").read_bytes()  # 6 lines, 4 events of group "orders"
 BROKER_LINES, BROKER_EVENTS = 6, 4
 SUMMARY = re.compile(
@@ -55,11 +57,11 @@ def line_accounting(stderr: str) -> dict[str, int]:
 
 def doctor(*args: str, timeout: float = 120, prefix: tuple[str, ...] = ()) -> Run:
     """The real command in its own process: a traceback anywhere is a failure."""
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": str(WIDTH)}
     proc = subprocess.run([*prefix, sys.executable, "-m", "rebalance_doctor", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
-    if proc.returncode != 2:
+    if proc.returncode != ExitStatus.ERROR:
         line_accounting(proc.stderr)
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
@@ -88,10 +90,10 @@ def assert_good_log_analysed(run: Run, good: Path, extra_events: int = 0) -> Non
 def test_empty_file_is_read_as_zero_lines(tmp_path, good):
     (tmp_path / "empty.log").write_bytes(b"")
     run = events_of(good, tmp_path / "empty.log")
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     assert run.accounting == {"lines": BROKER_LINES, "files": 2, "matched": 4, "relevant_unmatched": 0, "irrelevant": 2, "unreadable": 0}
     alone = events_of(tmp_path / "empty.log")
-    assert alone.status == 1 and "the input is empty" in alone.stderr
+    assert alone.status == ExitStatus.NOTHING_FOUND and "the input is empty" in alone.stderr
 
 
 JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffdb004300") + bytes(range(256)) * 40 + b"\nrebalance\n\xff\xd9"
@@ -105,7 +107,7 @@ def test_binary_files_are_skipped_and_counted_unreadable(tmp_path, good, name, d
     """A JPEG or a gzipped core dump handed over with the logs: skipped with a message, its lines counted unreadable."""
     (tmp_path / name).write_bytes(data)
     run = events_of(good, tmp_path / name)
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     assert f"{tmp_path / name}: binary file skipped" in run.stderr
     content = gzip.decompress(data) if name.endswith(".gz") else data
     assert run.accounting["unreadable"] == content.count(b"\n") + (not content.endswith(b"\n"))
@@ -122,7 +124,7 @@ def test_nul_bytes_inside_lines_and_a_copytruncate_hole(tmp_path, good):
     inside.parent.mkdir()
     inside.write_bytes(BROKER.replace(b"LogLoader", b"Log\x00Loader").replace(b"Wrote producer", b"Wrote\x00producer"))
     run = events_of(good, hole, inside)
-    assert run.status == 0 and "binary" not in run.stderr
+    assert run.status == ExitStatus.OK and "binary" not in run.stderr
     assert run.accounting["lines"] == 3 * BROKER_LINES
     assert run.accounting["matched"] == 3 * BROKER_EVENTS
     assert_good_log_analysed(run, good, extra_events=2 * BROKER_EVENTS)
@@ -136,7 +138,7 @@ def test_invalid_utf8_and_latin1_lines(tmp_path, good):
     path = tmp_path / "latin1.log"
     path.write_bytes(latin1 + b"\xff\xfe\xfd garbage \xc3\x28\n")
     run = events_of(good, path)
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     counts = run.accounting
     assert counts["lines"] == 2 * BROKER_LINES + 1
     assert counts["unreadable"] == 2 and counts["matched"] == 2 * BROKER_EVENTS
@@ -150,7 +152,7 @@ def test_text_with_a_byte_order_mark(tmp_path, good, encoding):
     bom = {"utf-16-be": b"\xfe\xff"}.get(encoding, b"")
     path.write_bytes(bom + BROKER.decode().encode(encoding))
     run = events_of(good, path)
-    assert run.status == 0 and "binary" not in run.stderr
+    assert run.status == ExitStatus.OK and "binary" not in run.stderr
     assert run.accounting["lines"] == 2 * BROKER_LINES and run.accounting["matched"] == 2 * BROKER_EVENTS
     rows = [line for line in run.events if str(path) in line]
     assert [re.search(r'"line":(\d+)', row).group(1) for row in rows] == ["2", "3", "5", "6"]
@@ -162,7 +164,7 @@ def test_crlf_and_lone_cr_line_ends(tmp_path, good, newline):
     path = tmp_path / "pasted.log"
     path.write_bytes(BROKER.replace(b"\n", newline))
     run = events_of(good, path)
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     assert run.accounting["lines"] == 2 * BROKER_LINES and run.accounting["matched"] == 2 * BROKER_EVENTS
     rows = [line for line in run.events if str(path) in line]
     assert [re.search(r'"line":(\d+)', row).group(1) for row in rows] == ["2", "3", "5", "6"]
@@ -172,11 +174,12 @@ def test_crlf_and_lone_cr_line_ends(tmp_path, good, newline):
 def test_a_10_mb_single_line(tmp_path, good):
     """A 10 MB line (a dumped assignment, a base64 blob) full of anchor words: bounded time, counted once,
     matched on its first 64 KB (said on stderr), the rest of the input analysed."""
-    line = b"[2024-03-05 10:00:02,000] INFO [GroupCoordinator 1]: Preparing to rebalance group big in state PreparingRebalance with old generation 1 (reason: " + b"Member x in group y has failed " * 350_000 + b")\n"
+    line = (b"[2024-03-05 10:00:02,000] INFO [GroupCoordinator 1]: Preparing to rebalance group big in state PreparingRebalance "
+            b"with old generation 1 (reason: " + b"Member x in group y has failed " * 350_000 + b")\n")
     path = tmp_path / "huge.log"
     path.write_bytes(line + BROKER)
     run = events_of(good, path)
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     assert run.accounting["lines"] == 1 + 2 * BROKER_LINES and run.accounting["matched"] == 1 + 2 * BROKER_EVENTS
     assert f"{path}:1: line of {len(line) - 1:,} bytes cut to" in run.stderr
     huge = next(row for row in run.events if f'"file":"{path}","line":1,' in row)
@@ -190,7 +193,7 @@ def test_truncated_gzip_keeps_the_lines_before_the_damage(tmp_path, good):
     path = tmp_path / "server.log.1.gz"
     path.write_bytes(gzip.compress(BROKER * 200)[:-40])
     run = events_of(good, path)
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     assert f"{path}: compressed data is truncated or corrupt" in run.stderr
     assert run.accounting["lines"] > BROKER_LINES * 150
     assert run.accounting["matched"] > BROKER_EVENTS * 150
@@ -200,7 +203,7 @@ def test_gz_name_without_gzip_data(tmp_path, good):
     path = tmp_path / "server.log.2.gz"
     path.write_bytes(BROKER)
     run = events_of(good, path)
-    assert run.status == 0 and f"{path}: named .gz but is not gzip data" in run.stderr
+    assert run.status == ExitStatus.OK and f"{path}: named .gz but is not gzip data" in run.stderr
     assert_good_log_analysed(run, good)
 
 
@@ -220,7 +223,7 @@ def test_unreadable_file_and_dangling_symlink_in_a_directory(tmp_path, good):
     # root reads a mode-000 file: CI runs as root, so the command runs without the capabilities that allow it
     without_override = ("setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search", "--")
     run = doctor("events", str(logs), "--format", "ndjson", prefix=without_override if os.geteuid() == 0 else ())
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     assert f"{secret}: cannot read (Permission denied)" in run.stderr
     assert f"{logs / 'current.log'}: broken symbolic link" in run.stderr
     assert f"{rotated}: cannot read directory (Permission denied)" in run.stderr
@@ -238,7 +241,7 @@ def test_a_log_tree_with_links_is_read_once_per_file_in_path_order(tmp_path, goo
     (logs / "a" / "current.log").symlink_to(logs / "a" / "x.log")
     (logs / "elsewhere").symlink_to(good.parent, target_is_directory=True)
     run = doctor("events", str(logs), str(logs / "a" / "x.log"), "--format", "ndjson")
-    assert run.status == 0 and "elsewhere" not in run.stdout + run.stderr
+    assert run.status == ExitStatus.OK and "elsewhere" not in run.stdout + run.stderr
     files = list(dict.fromkeys(re.findall(r'"file":"([^"]+)"', run.stdout)))
     # a/… sorts before a-c/…; a/x.log is read once, by its first name (the link sorts before it)
     assert files == [str(logs / name) for name in ("a/b/x.log", "a/current.log", "a-c/x.log")]
@@ -253,7 +256,7 @@ def test_fifo_named_on_the_command_line_is_read_as_a_stream(tmp_path, good):
     writer.start()
     run = events_of(good, fifo)
     writer.join(timeout=10)
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     assert run.accounting == {"lines": 2 * BROKER_LINES, "files": 2, "matched": 2 * BROKER_EVENTS, "relevant_unmatched": 0,
                               "irrelevant": 4, "unreadable": 0}
 
@@ -261,7 +264,7 @@ def test_fifo_named_on_the_command_line_is_read_as_a_stream(tmp_path, good):
 def test_fifo_inside_a_directory_is_skipped_not_waited_on(tmp_path, good):
     os.mkfifo(good.parent / "nobody-writes-here")
     run = events_of(good.parent)
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     assert f"{good.parent / 'nobody-writes-here'}: not a regular file, skipped" in run.stderr
     assert_good_log_analysed(run, good)
 
@@ -271,7 +274,7 @@ def test_fifo_inside_a_directory_is_skipped_not_waited_on(tmp_path, good):
 
 def test_file_without_timestamps(tmp_path, good):
     run = events_of(good, MINI / "client-b.log")
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     untimed = [row for row in run.events if "client-b.log" in row]
     assert untimed and all('"ts":null' in row for row in untimed)
     assert run.events[-len(untimed):] == untimed  # after every timed event, in file order
@@ -291,7 +294,7 @@ def test_out_of_order_lines_across_a_dst_change_and_several_zones(tmp_path, good
     india = tmp_path / "india.log"
     india.write_text("2024-10-27T05:00:00.000+05:30" + prefix + "(Re-)joining group\n")
     run = events_of(good, paris, india, options=("--tz", "*paris*=Europe/Paris"))
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     stamps = re.findall(r'"ts":"([^"]+)","file":"([^"]+)"', "\n".join(run.events))
     assert [(ts, Path(file).name) for ts, file in stamps if "good" not in file] == [
         ("2024-10-26T23:30:00.000Z", "india.log"),
@@ -304,7 +307,8 @@ def test_out_of_order_lines_across_a_dst_change_and_several_zones(tmp_path, good
 def test_stack_traces_between_records(tmp_path, good):
     """An error record with its Java stack trace: the trace belongs to the record, the next record still parses."""
     trace = (
-        "[2024-03-05 10:00:02,000] ERROR [GroupCoordinator 1]: Failed to write empty metadata for group orders: The coordinator is not available. (kafka.coordinator.group.GroupCoordinator)\n"
+        "[2024-03-05 10:00:02,000] ERROR [GroupCoordinator 1]: Failed to write empty metadata for group orders: "
+        "The coordinator is not available. (kafka.coordinator.group.GroupCoordinator)\n"
         "org.apache.kafka.common.errors.CoordinatorNotAvailableException: The coordinator is not available.\n"
         "\tat kafka.coordinator.group.GroupMetadataManager.storeGroup(GroupMetadataManager.scala:301)\n"
         "\tat kafka.coordinator.group.GroupCoordinator.onCompleteJoin(GroupCoordinator.scala:1302)\n"
@@ -315,7 +319,7 @@ def test_stack_traces_between_records(tmp_path, good):
     path = tmp_path / "trace.log"
     path.write_text("".join(lines[:3]) + trace + "".join(lines[3:]))
     run = events_of(good, path)
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     counts = run.accounting
     assert counts["lines"] == 2 * BROKER_LINES + 6
     assert counts["matched"] == 2 * BROKER_EVENTS + 6  # the error record and its five trace lines
@@ -347,7 +351,7 @@ def test_file_growing_while_read(tmp_path, good):
     finally:
         stop.set()
         writer.join()
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     counts = run.accounting
     assert counts["matched"] >= BROKER_EVENTS * 20_001
     assert counts["lines"] >= BROKER_LINES * 20_001
@@ -362,7 +366,7 @@ def test_ten_thousand_tiny_files(tmp_path):
         for container in range(100):
             (folder / f"c{container}.log").write_bytes(BROKER if (pod, container) == (42, 7) else b"started\n")
     run = doctor("grep", str(root), "-c")
-    assert run.status == 0
+    assert run.status == ExitStatus.OK
     assert run.accounting == {"lines": 9_999 + BROKER_LINES, "files": 10_000, "matched": BROKER_EVENTS, "relevant_unmatched": 0,
                               "irrelevant": 9_999 + 2, "unreadable": 0}
     assert f"{root / 'pod-42' / 'c7.log'}:{BROKER_EVENTS}" in run.stdout
@@ -374,7 +378,8 @@ def test_small_logs_read_together_stay_apart(tmp_path):
     java.util.logging message that starts a log does not take its time from the header line that
     ends the log before it. Every file reads as it reads alone."""
     trace = (
-        "[2024-03-05 10:00:02,000] ERROR [GroupCoordinator 1]: Failed to write empty metadata for group orders: The coordinator is not available. (kafka.coordinator.group.GroupCoordinator)\n"
+        "[2024-03-05 10:00:02,000] ERROR [GroupCoordinator 1]: Failed to write empty metadata for group orders: "
+        "The coordinator is not available. (kafka.coordinator.group.GroupCoordinator)\n"
         "org.apache.kafka.common.errors.CoordinatorNotAvailableException: The coordinator is not available.\n"
         "\tat kafka.coordinator.group.GroupMetadataManager.storeGroup(GroupMetadataManager.scala:301)"
     )
@@ -383,11 +388,12 @@ def test_small_logs_read_together_stay_apart(tmp_path):
     pods = tmp_path / "pods"
     pods.mkdir()
     (pods / "pod-a.log").write_text(BROKER.decode() + trace)
-    (pods / "pod-b.log").write_text("\tat kafka.coordinator.group.GroupCoordinator.onCompleteJoin(GroupCoordinator.scala:1302)\n" + BROKER.decode() + jul_header)
+    stack_frame = "\tat kafka.coordinator.group.GroupCoordinator.onCompleteJoin(GroupCoordinator.scala:1302)\n"
+    (pods / "pod-b.log").write_text(stack_frame + BROKER.decode() + jul_header)
     (pods / "pod-c.log").write_text(jul_message)
     together = events_of(pods)
     alone = [events_of(path) for path in sorted(pods.iterdir())]
-    assert together.status == 0
+    assert together.status == ExitStatus.OK
     assert sorted(together.events) == sorted(row for run in alone for row in run.events)
     assert together.accounting["lines"] == sum(run.accounting["lines"] for run in alone) == (BROKER_LINES + 3) + (1 + BROKER_LINES + 1) + 1
     assert together.accounting["matched"] == sum(run.accounting["matched"] for run in alone)
@@ -412,7 +418,7 @@ def test_pathological_user_pattern_stops_with_its_file_and_line(tmp_path, good):
     started = time.monotonic()
     run = doctor("events", str(good), str(tmp_path / "app.log"), "--patterns", str(catalog))
     assert time.monotonic() - started < 30
-    assert run.status == 2
+    assert run.status == ExitStatus.ERROR
     assert f"{catalog / 'site.yaml'}:3: the regex of site.slow ran over 1 s on one 5,013-character line" in run.stderr
 
 
@@ -422,7 +428,7 @@ def test_catalog_yaml_cannot_construct_objects(tmp_path, good):
     catalog.mkdir()
     (catalog / "evil.yaml").write_text("component: consumer\npatterns: !!python/object/apply:os.system ['touch pwned']\n")
     run = doctor("events", str(good), "--patterns", str(catalog), "--format", "ndjson")
-    assert run.status == 2 and f"{catalog / 'evil.yaml'}:2" in run.stderr
+    assert run.status == ExitStatus.ERROR and f"{catalog / 'evil.yaml'}:2" in run.stderr
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
 
 
@@ -444,7 +450,7 @@ def test_ctrl_c_during_a_long_scan_exits_130_and_writes_nothing(tmp_path):
     interrupted_at = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    assert proc.returncode == ExitStatus.INTERRUPTED
     assert time.monotonic() - interrupted_at < 5
     assert "Traceback" not in stderr and "interrupted" in stderr
     assert not out.exists() and not list(tmp_path.glob(".*partial"))

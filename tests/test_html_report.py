@@ -33,7 +33,8 @@ from rebalance_doctor.renderers.html import PAGE_ROWS, render
 from rebalance_doctor.renderers.picture import timeline_png, timeline_svg
 from rebalance_doctor.renderers.words import CAUSE_COLOURS, duration, generation_label
 
-ROOT = Path(__file__).resolve().parent.parent
+from support import ROOT
+
 SCREENSHOT = ROOT / "docs" / "html-report.png"
 SVG = "{http://www.w3.org/2000/svg}"
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
@@ -42,12 +43,17 @@ IMG_TAG = '"><img src=x onerror="window.pwned=2">'
 HOSTILE_GROUP = SCRIPT_TAG + IMG_TAG
 EXPIRED = SCRIPT_TAG + "\x1b[31m-1"  # a member id with a terminal escape: shown as ^[ in every output
 # A broker that expired a member, as it logs it, but with attacker-chosen ids and reason (and a terminal escape).
-HOSTILE_BROKER_LOG = f"""\
-[2024-03-05 10:00:00,000] INFO [GroupCoordinator 1]: Member {EXPIRED} in group {HOSTILE_GROUP} has failed, removing it from the group (kafka.coordinator.group.GroupCoordinator)
-[2024-03-05 10:00:00,000] INFO [GroupCoordinator 1]: Preparing to rebalance group {HOSTILE_GROUP} in state PreparingRebalance with old generation 4 (__consumer_offsets-12) (reason: removing member {EXPIRED} on heartbeat expiration {IMG_TAG}) (kafka.coordinator.group.GroupCoordinator)
-[2024-03-05 10:00:03,005] INFO [GroupCoordinator 1]: Stabilized group {HOSTILE_GROUP} generation 5 (__consumer_offsets-12) with 2 members (kafka.coordinator.group.GroupCoordinator)
-[2024-03-05 10:00:03,010] INFO [GroupCoordinator 1]: Assignment received from leader {IMG_TAG} for group {HOSTILE_GROUP} for generation 5. The group has 2 members, 0 of which are static. (kafka.coordinator.group.GroupCoordinator)
-"""
+HOSTILE_BROKER_LOG = (
+    f"[2024-03-05 10:00:00,000] INFO [GroupCoordinator 1]: Member {EXPIRED} in group {HOSTILE_GROUP} has failed, removing it "
+    "from the group (kafka.coordinator.group.GroupCoordinator)\n"
+    f"[2024-03-05 10:00:00,000] INFO [GroupCoordinator 1]: Preparing to rebalance group {HOSTILE_GROUP} in state PreparingRebalance "
+    f"with old generation 4 (__consumer_offsets-12) (reason: removing member {EXPIRED} on heartbeat expiration {IMG_TAG}) "
+    "(kafka.coordinator.group.GroupCoordinator)\n"
+    f"[2024-03-05 10:00:03,005] INFO [GroupCoordinator 1]: Stabilized group {HOSTILE_GROUP} generation 5 (__consumer_offsets-12) "
+    "with 2 members (kafka.coordinator.group.GroupCoordinator)\n"
+    f"[2024-03-05 10:00:03,010] INFO [GroupCoordinator 1]: Assignment received from leader {IMG_TAG} for group {HOSTILE_GROUP} "
+    "for generation 5. The group has 2 members, 0 of which are static. (kafka.coordinator.group.GroupCoordinator)\n"
+)
 
 
 def _analysis(*paths: Path) -> Analysis:
@@ -57,8 +63,8 @@ def _analysis(*paths: Path) -> Analysis:
 
 
 @pytest.fixture(scope="module")
-def unstable() -> Analysis:
-    return _analysis(ROOT / "sample_logs" / "unstable-leader-failed-rebalances")
+def unstable(analysis) -> Analysis:
+    return analysis("unstable-leader-failed-rebalances")
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +93,7 @@ def storm(count: int = 10_000) -> Analysis:
         if i % 10 == 0:
             leader_changes.append(LeaderChange(i + 1, start, steady[(i - 1) % 3], steady[i % 3]))
     group = GroupAnalysis("storm", "1", "eager", list(range(1, count + 1)), rebalances, leader_changes, None, [],
-                          {m: 900 * count for m in steady})
+                          dict.fromkeys(steady, 900 * count))
     return Analysis([group], t0, t0 + timedelta(seconds=2 * count), ["broker-1/server.log"], ["broker-1"], 3 * count,
                     {}, [])
 
@@ -117,7 +123,7 @@ def test_svg_has_one_bar_per_rebalance_with_cause_and_evidence_on_hover(unstable
     bars = _rects(root, "rebalance")
     rebalances = unstable.groups[0].rebalances
     assert [b.get("data-generation") for b in bars] == [str(r.to_generation) for r in rebalances]
-    for bar, rebalance in zip(bars, rebalances):
+    for bar, rebalance in zip(bars, rebalances, strict=True):
         evidence = rebalance.cause.evidence[0]
         assert rebalance.cause.summary in _title(bar)
         assert f"{Path(evidence.file).name}:{evidence.line}" in _title(bar)
@@ -134,11 +140,11 @@ def test_svg_lanes_show_every_pause_and_a_marker_per_leader_change(unstable):
     assert "scorer-3" in _title(leader_marks[0]) and "scorer-1" in _title(leader_marks[1])
 
 
-@pytest.mark.parametrize(("incident", "marker"), [("heartbeat-expiry", "heartbeat_expiry"),
-                                                  ("poll-timeout-cooperative", "poll_timeout"),
-                                                  ("kip848-coordinator-failover", "coordinator_change")])
-def test_svg_marks_the_event_that_started_the_trouble(incident, marker):
-    root = _svg(_analysis(ROOT / "sample_logs" / incident))
+@pytest.mark.parametrize(("name", "marker"), [("heartbeat-expiry", "heartbeat_expiry"),
+                                              ("poll-timeout-cooperative", "poll_timeout"),
+                                              ("kip848-coordinator-failover", "coordinator_change")])
+def test_svg_marks_the_event_that_started_the_trouble(analysis, name, marker):
+    root = _svg(analysis(name))
     marks = [e for e in root.iter(f"{SVG}polygon") if e.get("class") == f"marker {marker}"]
     assert marks and all(_title(m) for m in marks)
 

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 import regex
-from typer.testing import CliRunner
 
-from rebalance_doctor.cli import app
+from support import ExitStatus, run_cli
 
 # rich markup, HTML, a Markdown link, an OSC 8 hyperlink, a window-title escape, clear-screen, a C1 CSI
 HOSTILE_GROUP = "orders[bold red]<script>x</script>](javascript:alert(1))"
@@ -40,9 +39,9 @@ def logs(tmp_path_factory) -> Path:
 
 
 def run(*args: str, colour: bool = False) -> str:
-    environment = {"COLUMNS": "120"} if colour else {"NO_COLOR": "1", "COLUMNS": "200"}
-    result = CliRunner().invoke(app, [*args, *(["--color", "always"] if colour else [])], env=environment)
-    assert result.exit_code == 0, result.output
+    """The command's stdout: colour forced on a 120-column terminal, or none at the pinned width."""
+    result = run_cli(*args, "--color", "always", width=120, colour=True) if colour else run_cli(*args)
+    assert result.exit_code == ExitStatus.OK, result.output
     return result.stdout
 
 

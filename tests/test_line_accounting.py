@@ -10,7 +10,7 @@ this file alone under the `accounting` profile: 10,000.
 from __future__ import annotations
 
 import gzip
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,7 @@ from rebalance_doctor.reading import blocks
 from rebalance_doctor.reading.rows import EventColumns
 from rebalance_doctor.reading.sources import Source
 
-SAMPLES = Path(__file__).parent.parent / "sample_logs"
+from support import SAMPLES
 
 
 def _real_lines() -> list[bytes]:
@@ -64,7 +64,7 @@ def scan(*paths: Path) -> list[tuple[int, dict[str, int], list[tuple[int, str]]]
     """Per file: lines read, line buckets and each event's (line, raw record)."""
     sources = [Source(str(path), path, order) for order, path in enumerate(paths)]
     events = EventColumns()
-    results = SCANNER.scan(sources, {source.order: timezone.utc for source in sources}, events.extend)
+    results = SCANNER.scan(sources, {source.order: UTC for source in sources}, events.extend)
     columns = events.columns  # none when no file holds an event
     rows = list(zip(columns.get("file", []), columns.get("line", []), columns.get("raw", []), strict=True))
     return [

@@ -20,9 +20,8 @@ from markdown_it.token import Token
 from rebalance_doctor import analyze, load
 from rebalance_doctor.renderers.markdown import TIMELINE_EDGE, render
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
-GOLDEN = Path(__file__).parent / "golden"
+from support import FIXTURES, GOLDEN
+
 SECTIONS = ["Summary", "Impact", "Root causes and trigger", "Timeline (UTC)", "Evidence",
             "Recommendations / action items", "Appendix: line accounting and clock skew"]
 HOSTILE_GROUP = "<script>alert(1)</script>|`x`"
@@ -97,9 +96,9 @@ def _tables(tokens: list[Token]) -> list[list[list[str]]]:
 
 
 @pytest.fixture(scope="module")
-def heartbeat_expiry() -> tuple[object, str]:
-    analysis = _analysis(ROOT / "sample_logs" / "heartbeat-expiry")
-    return analysis, render(analysis)
+def heartbeat_expiry(analysis) -> tuple[object, str]:
+    incident = analysis("heartbeat-expiry")
+    return incident, render(incident)
 
 
 def test_post_mortem_has_the_sre_template_sections_in_order(heartbeat_expiry):
@@ -146,9 +145,9 @@ def test_impact_lists_the_pause_of_every_member(heartbeat_expiry):
     assert {row[0] for row in members[1:]} == {"orders-processor"}  # fulfillment-audit's cron job logs nothing itself
 
 
-def test_failed_rebalances_of_an_unstable_leader_are_counted_and_marked():
+def test_failed_rebalances_of_an_unstable_leader_are_counted_and_marked(analysis):
     """fraud-scorer: two rebalances never reached a stable generation (212 → 213, 213 → 214)."""
-    sections = _sections(render(_analysis(ROOT / "sample_logs" / "unstable-leader-failed-rebalances")))
+    sections = _sections(render(analysis("unstable-leader-failed-rebalances")))
     assert "6, 2 failed rebalances" in _text(sections["Summary"])
     assert _tables(sections["Impact"])[0][1][:3] == ["fraud-scorer", "6", "2"]
     timeline = _tables(sections["Timeline (UTC)"])[0]

@@ -7,7 +7,9 @@ command starts them before polars is imported.
 from __future__ import annotations
 
 import gc
+import itertools
 import sys
+from datetime import UTC
 from pathlib import Path
 
 from rebalance_doctor.catalog import load_catalog
@@ -15,8 +17,10 @@ from rebalance_doctor.engines import parallel
 from rebalance_doctor.reading import blocks
 from rebalance_doctor.reading.sources import Source
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import generate  # noqa: E402  (bench/generate.py: the benchmark corpus generator)
+from support import ROOT, SAMPLES
+
+sys.path.insert(0, str(ROOT / "bench"))
+import generate  # bench/generate.py: the benchmark corpus generator
 
 
 def test_spans_scanned_in_worker_processes_give_the_one_pass_table(tmp_path: Path, monkeypatch):
@@ -69,12 +73,11 @@ def test_a_small_file_that_grew_after_it_was_listed_is_read_whole(tmp_path: Path
     """A pod's log listed at 100 bytes has grown by the time it is read: its block kept room for what
     the listing said, so the file that no longer fits is left to the ordinary reader, which reads all
     of it; every file is read whole."""
-    from datetime import timezone
 
     from rebalance_doctor.engines.parallel import LocalScanner
     from rebalance_doctor.reading.rows import EventColumns
 
-    log = Path("sample_logs/heartbeat-expiry/orders-app-0.log").read_bytes()
+    log = (SAMPLES / "heartbeat-expiry" / "orders-app-0.log").read_bytes()
     sources = []
     for order, listed in enumerate((len(log), 100, len(log))):
         path = tmp_path / f"pod-{order}.log"
@@ -84,7 +87,7 @@ def test_a_small_file_that_grew_after_it_was_listed_is_read_whole(tmp_path: Path
     assert len(pack.sources) == 2 and len(pack.refused) == 1  # the room ran out at the last file
     assert pack.block.count(b"\n") == 2 * log.count(b"\n")
     events = EventColumns()
-    scans = LocalScanner(load_catalog()).scan(sources, {s.order: timezone.utc for s in sources}, events.extend)
+    scans = LocalScanner(load_catalog()).scan(sources, {s.order: UTC for s in sources}, events.extend)
     assert [scan.lines_read for scan in scans] == [log.count(b"\n")] * 3
     assert [events.columns["file"].count(source.display) for source in sources] == [len(events) // 3] * 3
 
@@ -136,7 +139,6 @@ def test_a_scan_makes_no_reference_cycles_so_the_cycle_collector_can_stay_off(tm
     events kept so far). That is safe only while scanning makes no reference cycles: their memory
     would stay taken. Every kind of input, the unreadable ones too (their errors are exceptions)."""
     import gzip
-    from datetime import timezone
 
     from rebalance_doctor.collector import collector_paused
     from rebalance_doctor.reading.rows import EventColumns
@@ -145,15 +147,15 @@ def test_a_scan_makes_no_reference_cycles_so_the_cycle_collector_can_stay_off(tm
     generate.generate(tmp_path / "corpus", size=600_000, files=3, rebalance_ratio=0.02, groups=3, seed=5)
     (tmp_path / "binary.log").write_bytes(bytes(range(256)) * 40)
     (tmp_path / "not-gzip.log.gz").write_text("plain text named .gz\n")
-    (tmp_path / "cut.log.gz").write_bytes(gzip.compress(Path("sample_logs/heartbeat-expiry/orders-app-0.log").read_bytes())[:2000])
+    (tmp_path / "cut.log.gz").write_bytes(gzip.compress((SAMPLES / "heartbeat-expiry" / "orders-app-0.log").read_bytes())[:2000])
     (tmp_path / "windows.log").write_text("Revoke previously assigned partitions\n", encoding="utf-16")
     (tmp_path / "invalid-utf8.log").write_bytes(b"\xff\xfe Revoke previously assigned partitions\n")
-    sources = expand(["sample_logs", str(tmp_path)]).sources
+    sources = expand([str(SAMPLES), str(tmp_path)]).sources
     gc.collect()
     with collector_paused():
         assert not gc.isenabled()
         events = EventColumns()
-        scans = parallel.LocalScanner(load_catalog(), collect_unmatched=True).scan(sources, {s.order: timezone.utc for s in sources}, events.extend)
+        scans = parallel.LocalScanner(load_catalog(), collect_unmatched=True).scan(sources, {s.order: UTC for s in sources}, events.extend)
         assert len(events) > 2000
         assert len([scan.problem for scan in scans if scan.problem]) == 3  # binary, not gzip, cut short
         del scans, events
@@ -168,7 +170,7 @@ def test_the_analysis_makes_no_reference_cycles_so_the_cycle_collector_can_stay_
     from rebalance_doctor.collector import collector_paused
 
     generate.generate(tmp_path, size=1_500_000, files=4, rebalance_ratio=0.2, groups=6, seed=9)
-    logs = rebalance_doctor.load(["sample_logs", str(tmp_path)])
+    logs = rebalance_doctor.load([str(SAMPLES), str(tmp_path)])
     gc.collect()
     with collector_paused():  # no collection may run before the count below
         analysis = rebalance_doctor.analyze(logs.events)
@@ -184,7 +186,6 @@ def test_the_last_units_of_work_are_small_so_the_scan_processes_finish_together(
     """Scenario: the 1 GB benchmark's layout, 12 files of 85 MB. Work starts in 64 MB spans and ends in
     4 MB ones: a scan process has two tasks committed that no other process can take, so 64 MB spans
     to the end left one process idle while another scanned them. The units still tile every file."""
-    from datetime import timezone
 
 
     monkeypatch.setattr(parallel, "SCAN_PROCESSES", 2)
@@ -195,7 +196,7 @@ def test_the_last_units_of_work_are_small_so_the_scan_processes_finish_together(
             handle.write(b"2024-05-01 10:00:00,000 INFO noise\n")
             handle.truncate(85 * 1024 * 1024)
         sources.append(Source(str(path), path, order))
-    units = parallel.work_units(sources, {s.order: timezone.utc for s in sources})
+    units = parallel.work_units(sources, {s.order: UTC for s in sources})
 
     sizes = [stop - start for _, (start, stop), _, _ in units]
     assert max(sizes) == blocks.SPAN_SIZE == sizes[0]
@@ -203,7 +204,7 @@ def test_the_last_units_of_work_are_small_so_the_scan_processes_finish_together(
     for source in sources:
         ranges = [span for unit_source, span, _, _ in units if unit_source is source]
         assert ranges[0][0] == 0 and ranges[-1][1] == source.size
-        assert all(previous[1] == span[0] for previous, span in zip(ranges, ranges[1:]))
+        assert all(previous[1] == span[0] for previous, span in itertools.pairwise(ranges))
     tasks = parallel._batches(units)
     assert [len(task) for task in tasks] == [1] * len(units)  # no span is large enough to batch with another
 

@@ -15,8 +15,10 @@ import polars as pl
 
 from rebalance_doctor.catalog import load_catalog
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import generate  # noqa: E402  (bench/generate.py: the benchmark corpus generator)
+from support import FIXTURES, ROOT, SAMPLES
+
+sys.path.insert(0, str(ROOT / "bench"))
+import generate  # bench/generate.py: the benchmark corpus generator
 
 
 def test_noise_lines_contain_no_anchor_and_no_relevance_word():
@@ -92,9 +94,8 @@ def test_hyperscan_and_polars_prefilters_find_the_same_lines():
     catalog = load_catalog()
     fast = HyperscanPrefilter(catalog.anchors, catalog.relevance_words)
     portable = PolarsPrefilter(catalog.anchors, catalog.relevance_words)
-    root = Path(__file__).resolve().parent.parent
-    blocks = [_awkward_block()] + [p.read_bytes() for p in sorted((root / "sample_logs").rglob("*.log"))]
-    blocks += [p.read_bytes() for p in sorted((root / "tests" / "fixtures" / "corpus").glob("*.log"))]
+    blocks = [_awkward_block()] + [p.read_bytes() for p in sorted(SAMPLES.rglob("*.log"))]
+    blocks += [p.read_bytes() for p in sorted((FIXTURES / "corpus").glob("*.log"))]
     for block in blocks:
         block = block.decode("utf-8", errors="replace").encode()
         assert fast.hits(block) == portable.hits(block)

@@ -9,10 +9,11 @@ template of the reference (sections 2.10, 3.11, 4.11, 5.8, 6.8) is rendered and 
 from __future__ import annotations
 
 import pytest
-from reference import ReasonRow, load_reason_rows
 
 from rebalance_doctor.catalog import load_catalog
 from rebalance_doctor.reading.rows import classify_reason
+
+from reference import ReasonRow, load_reason_rows
 
 CATALOG = load_catalog()
 ROWS = load_reason_rows()

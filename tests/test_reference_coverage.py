@@ -8,10 +8,11 @@ of the scanner as an event of a pattern whose since/until covers the wording's v
 from __future__ import annotations
 
 import pytest
-from reference import ReferenceRow, load_reason_rows, load_rows, version_key
 
 from rebalance_doctor.catalog import load_catalog
 from rebalance_doctor.reading.rows import match_message
+
+from reference import ReferenceRow, load_reason_rows, load_rows, version_key
 
 ROWS = load_rows()
 CATALOG = load_catalog()

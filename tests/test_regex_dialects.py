@@ -19,8 +19,10 @@ import pytest
 from rebalance_doctor.catalog import compile_portable, load_catalog, portability_problems
 from rebalance_doctor.catalog.schema import FIELD_BY_GROUP
 
+from support import ROOT
+
 CATALOG = load_catalog()
-JAVA_CHECK = Path(__file__).parent / "java" / "RegexCheck.java"
+JAVA_CHECK = ROOT / "tests" / "java" / "RegexCheck.java"
 
 
 def _cases():

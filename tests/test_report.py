@@ -16,18 +16,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
 from rebalance_doctor import analyze, load
-from rebalance_doctor.cli import app
 from rebalance_doctor.cli.console import Environment
 from rebalance_doctor.renderers.terminal import print_report
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
+from support import FIXTURES, GOLDEN, SAMPLES, ExitStatus, run_cli
+
 TRUTHS = sorted((FIXTURES / "sample_truth").glob("*.yaml"))
 CORPUS = sorted((FIXTURES / "corpus").glob("*.yaml"))
-GOLDEN = Path(__file__).parent / "golden"
 
 # The corpus annotations' cause names → the report's vocabulary (cause kinds or finding kinds).
 CORPUS_EQUIVALENT = {
@@ -44,10 +41,10 @@ def _analysis(directory: Path):
 
 
 @pytest.fixture(scope="module", params=TRUTHS, ids=lambda p: p.stem)
-def incident(request):
+def bundled(request, analysis):
+    """A bundled incident: its ground truth, its folder and its analysis."""
     truth = yaml.safe_load(request.param.read_text())
-    directory = ROOT / "sample_logs" / truth["incident"]
-    return truth, directory, _analysis(directory)
+    return truth, SAMPLES / truth["incident"], analysis(truth["incident"])
 
 
 def _rebalance(analysis, group: str, to_generation: int):
@@ -59,8 +56,8 @@ def _rebalance(analysis, group: str, to_generation: int):
     return None
 
 
-def test_every_rebalance_gets_the_ground_truth_cause(incident):
-    truth, _, analysis = incident
+def test_every_rebalance_gets_the_ground_truth_cause(bundled):
+    truth, _, analysis = bundled
     wrong = []
     for expected in truth["rebalances"]:
         to = expected.get("to_generation", expected.get("to_epoch"))
@@ -71,9 +68,9 @@ def test_every_rebalance_gets_the_ground_truth_cause(incident):
     assert wrong == []
 
 
-def test_leaders_are_the_ground_truth_leaders(incident):
+def test_leaders_are_the_ground_truth_leaders(bundled):
     """Classic groups: the leader of each generation; KIP-848 groups have none (the coordinator assigns)."""
-    truth, _, analysis = incident
+    truth, _, analysis = bundled
     group = truth.get("focus_group") or truth["group_ids"][0]
     leaders = truth.get("leaders")
     reached = {r.get("to_generation", r.get("to_epoch")) for r in truth["rebalances"]}
@@ -101,9 +98,9 @@ def _expected_md(directory: Path) -> tuple[list[tuple[str, str, str]], list[str]
     return rebalances, findings
 
 
-def test_report_says_what_expected_md_says(incident):
+def test_report_says_what_expected_md_says(bundled):
     """Each incident folder's EXPECTED.md lists the rebalances (with causes) and findings a correct report shows."""
-    _, directory, analysis = incident
+    _, directory, analysis = bundled
     rebalances, findings = _expected_md(directory)
     got = {(g.group_id, r.to_generation): r.cause.kind for g in analysis.groups for r in g.rebalances}
     for group, generation, cause in rebalances:
@@ -130,8 +127,8 @@ def test_real_excerpt_report_names_the_annotated_cause(case: Path):
 def test_json_report_has_the_documented_shape(tmp_path: Path):
     """`report --format json -o FILE`: one document; every rebalance carries its cause with file:line evidence."""
     out = tmp_path / "report.json"
-    result = CliRunner().invoke(app, ["report", str(FIXTURES / "mini"), "--format", "json", "-o", str(out)], env={"NO_COLOR": "1"})
-    assert result.exit_code == 0, result.output
+    result = run_cli("report", str(FIXTURES / "mini"), "--format", "json", "-o", str(out))
+    assert result.exit_code == ExitStatus.OK, result.output
     document = json.loads(out.read_text())
     assert document["schema_version"] == 1
     assert set(document["stats"]) >= {"events", "files", "nodes", "matched", "relevant_unmatched", "irrelevant", "unreadable"}
@@ -179,25 +176,25 @@ def _generation_table(report: str) -> list[str]:
     return lines[start:end]
 
 
-def test_a_rebalance_storm_gets_one_aligned_row_per_rebalance():
+def test_a_rebalance_storm_gets_one_aligned_row_per_rebalance(analysis):
     """A crash loop of 10,000 rebalances: the group's generation table has a row for each, every column under its
     header (the table is written as lines: rich's table took 1.3 s to lay out these rows)."""
-    analysis = _analysis(ROOT / "sample_logs" / "heartbeat-expiry")
-    group = next(g for g in analysis.groups if g.rebalances)
+    incident = analysis("heartbeat-expiry")
+    group = next(g for g in incident.groups if g.rebalances)
     storm = [dataclasses.replace(group.rebalances[0], from_generation=g, to_generation=g + 1) for g in range(10_000)]
-    table = _generation_table(_terminal_report(dataclasses.replace(analysis, groups=[dataclasses.replace(group, rebalances=storm)]), 200))
+    table = _generation_table(_terminal_report(dataclasses.replace(incident, groups=[dataclasses.replace(group, rebalances=storm)]), 200))
     rows = table[2:]
     assert [row.split(" │ ")[0].rstrip() for row in rows] == [f"{g} → {g + 1}" for g in range(10_000)]
     assert len({tuple(i for i, char in enumerate(line) if char in "┃│╇") for line in table}) == 1
 
 
-def test_on_a_narrow_terminal_the_generation_table_folds_its_long_cells():
+def test_on_a_narrow_terminal_the_generation_table_folds_its_long_cells(analysis):
     """On a 100-column terminal the member, leader and cause cells fold onto the following lines instead of running
     off the screen; generations, times and durations stay whole, and causes keep their colour."""
-    analysis = _analysis(ROOT / "sample_logs" / "rolling-bounce-cooperative")
-    report = _terminal_report(analysis, 100, color="always")
+    incident = analysis("rolling-bounce-cooperative")
+    report = _terminal_report(incident, 100, color="always")
     table = _generation_table(report)
-    assert max(len(line) for line in table) <= 100 < max(len(line) for line in _generation_table(_terminal_report(analysis, 200)))
+    assert max(len(line) for line in table) <= 100 < max(len(line) for line in _generation_table(_terminal_report(incident, 200)))
     first = [line.split(" │ ") for line in table[2:5]]
     assert first[0][:3] == ["52 → 53   ", "10:12:03.515", "   6.3 s"]
     assert "".join(cells[5].strip() for cells in first) == "invoice-writer-1 (…93e1be4f5eea)"
@@ -205,9 +202,9 @@ def test_on_a_narrow_terminal_the_generation_table_folds_its_long_cells():
 
 
 def test_report_command_prints_summary_and_findings():
-    result = CliRunner().invoke(app, ["report", str(FIXTURES / "mini")], env={"NO_COLOR": "1", "COLUMNS": "160"})
-    assert result.exit_code == 0
+    result = run_cli("report", str(FIXTURES / "mini"), width=160)
+    assert result.exit_code == ExitStatus.OK
     assert "rebalance-doctor report" in result.stdout and "heartbeat_expiry" in result.stdout
     assert "session.timeout.ms" in result.stdout  # the recommendation
-    bad = CliRunner().invoke(app, ["report", str(FIXTURES / "mini"), "--probing-interval", "soon"])
-    assert bad.exit_code == 2 and "not a duration" in bad.stderr
+    bad = run_cli("report", str(FIXTURES / "mini"), "--probing-interval", "soon")
+    assert bad.exit_code == ExitStatus.ERROR and "not a duration" in bad.stderr

@@ -15,15 +15,17 @@ import yaml
 
 from rebalance_doctor import load
 
-ROOT = Path(__file__).resolve().parent.parent
-TRUTHS = sorted((Path(__file__).parent / "fixtures" / "sample_truth").glob("*.yaml"))
+from support import FIXTURES, ROOT, SAMPLES
+
+TRUTHS = sorted((FIXTURES / "sample_truth").glob("*.yaml"))
 
 
 @pytest.fixture(scope="module", params=TRUTHS, ids=lambda p: p.stem)
-def incident(request):
+def bundled(request, incident):
+    """A bundled incident: its ground truth, its folder as the event table names it (from the repository's
+    root, sample_logs/NAME) and its logs."""
     truth = yaml.safe_load(request.param.read_text())
-    directory = ROOT / "sample_logs" / truth["incident"]
-    return truth, directory, load([str(directory)])
+    return truth, SAMPLES.relative_to(ROOT) / truth["incident"], incident(truth["incident"])
 
 
 def _where(directory: Path, evidence: str) -> tuple[str, int]:
@@ -31,8 +33,8 @@ def _where(directory: Path, evidence: str) -> tuple[str, int]:
     return str(directory / path), int(line)
 
 
-def test_groups_and_generations(incident):
-    truth, _, logs = incident
+def test_groups_and_generations(bundled):
+    truth, _, logs = bundled
     events = logs.events
     assert set(events["group_id"].drop_nulls()) == set(truth["group_ids"])
     generations = truth["generations"]
@@ -50,16 +52,16 @@ def test_groups_and_generations(incident):
             assert seen == set(numbers), group
 
 
-def test_every_member_is_named(incident):
-    truth, _, logs = incident
+def test_every_member_is_named(bundled):
+    truth, _, logs = bundled
     seen = set(logs.events["member_id"].drop_nulls())
     for node, member_ids in truth["members"].items():
         assert set(member_ids) <= seen, node
 
 
-def test_each_rebalance_has_its_evidence_line(incident):
+def test_each_rebalance_has_its_evidence_line(bundled):
     """The line the ground truth cites for each rebalance is an event, at that file:line."""
-    truth, directory, logs = incident
+    truth, directory, logs = bundled
     rows = set(zip(logs.events["file"], logs.events["line"], strict=True))
     for rebalance in truth["rebalances"]:
         assert _where(directory, rebalance["evidence"]) in rows, rebalance
@@ -75,7 +77,7 @@ def test_every_kafka_group_line_is_matched():
     the relevant-but-unmatched lines are other libraries' (application listeners, SmallRye, broker shutdown)."""
     for truth_file in TRUTHS:
         truth = yaml.safe_load(truth_file.read_text())
-        directory = ROOT / "sample_logs" / truth["incident"]
+        directory = SAMPLES / truth["incident"]
         logs = load([str(directory)], collect_unmatched=True)
         per_file = dict(zip(*logs.events["file"].value_counts().to_dict(as_series=False).values(), strict=True))
         for spec in truth["files"]:

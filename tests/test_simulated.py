@@ -19,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from reference import version_key
-from simulator import SCENARIOS, VERSIONS, Truth, Unsupported, simulate
 
 import rebalance_doctor
+
+from reference import version_key
+from simulator import SCENARIOS, VERSIONS, Truth, Unsupported, simulate
 
 # How each scenario reads in a test id / failure message.
 STORIES = {

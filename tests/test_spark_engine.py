@@ -13,23 +13,21 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from standalone_cluster import standalone_cluster
-from typer.testing import CliRunner
 
 from rebalance_doctor import load
-from rebalance_doctor.cli import app
 from rebalance_doctor.engines.spark import SparkSettings, spark_session
 from rebalance_doctor.table import store
 
-ROOT = Path(__file__).parent.parent
-SAMPLE_LOGS = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_dir())
-CORPUS = sorted((ROOT / "tests" / "fixtures" / "corpus").glob("*.log"))
-MINI = ROOT / "tests" / "fixtures" / "mini"
+from standalone_cluster import standalone_cluster
+from support import FIXTURES, INCIDENTS, SAMPLES, ExitStatus, run_cli
+
+SAMPLE_LOGS = [SAMPLES / name for name in INCIDENTS]
+CORPUS = sorted((FIXTURES / "corpus").glob("*.log"))
+MINI = FIXTURES / "mini"
 LOCAL = SparkSettings("local[2]")
 
 
@@ -141,24 +139,20 @@ def test_file_uris_are_local_paths_for_both_engines(spark):
     assert_same(polars_logs, spark_logs)
 
 
-def run(*args: str):
-    return CliRunner().invoke(app, list(args), env={"NO_COLOR": "1", "COLUMNS": "200"})
-
-
 @pytest.mark.parametrize("command", [["events", "--format", "ndjson"], ["grep", "--json"], ["report", "--format", "json"], ["check", "--max-failed", "0"]])
 def test_every_log_reading_command_takes_engine_spark(spark, command):
     """`--engine spark` (or REBALANCE_DOCTOR_ENGINE=spark) gives the same output as the default engine."""
-    polars_result = run(*command, str(MINI))
-    spark_result = run(*command, str(MINI), "--engine", "spark", "--master", "local[2]")
+    polars_result = run_cli(*command, str(MINI))
+    spark_result = run_cli(*command, str(MINI), "--engine", "spark", "--master", "local[2]")
     assert spark_result.exit_code == polars_result.exit_code, spark_result.output
     assert spark_result.stdout == polars_result.stdout
-    from_env = CliRunner().invoke(app, [*command, str(MINI)], env={"NO_COLOR": "1", "REBALANCE_DOCTOR_ENGINE": "spark"})
+    from_env = run_cli(*command, str(MINI), env={"REBALANCE_DOCTOR_ENGINE": "spark"})
     assert from_env.stdout == polars_result.stdout
 
 
 def test_bad_spark_conf_is_a_usage_error():
-    result = run("events", str(MINI), "--engine", "spark", "--spark-conf", "executor.memory")
-    assert result.exit_code == 2
+    result = run_cli("events", str(MINI), "--engine", "spark", "--spark-conf", "executor.memory")
+    assert result.exit_code == ExitStatus.ERROR
     assert "--spark-conf 'executor.memory' is not KEY=VALUE" in result.stderr
 
 
@@ -166,17 +160,17 @@ def test_bad_spark_conf_is_a_usage_error():
 def test_ingest_writes_an_event_store_that_report_check_and_grep_read(spark, tmp_path, engine):
     """`ingest -o events/` then `report --events events/`: the same report as from the logs themselves."""
     destination = tmp_path / "events"
-    result = run("ingest", str(MINI), "-o", str(destination), "--engine", engine)
-    assert result.exit_code == 0, result.output
+    result = run_cli("ingest", str(MINI), "-o", str(destination), "--engine", engine)
+    assert result.exit_code == ExitStatus.OK, result.output
     assert f"wrote 13 events from 3 files to {destination}" in result.stderr
     partitions = sorted(str(p.relative_to(destination).parent) for p in destination.rglob("*.parquet"))
     assert set(partitions) == {"date=2024-03-05/group=orders", "date=unknown/group=orders"}
     for command in (["report", "--format", "json"], ["check", "--max-failed", "0"], ["grep", "--raw", "-k", "rebalance_start"]):
-        from_logs = run(*command, str(MINI))
-        from_store = run(*command, "--events", str(destination))
+        from_logs = run_cli(*command, str(MINI))
+        from_store = run_cli(*command, "--events", str(destination))
         assert from_store.exit_code == from_logs.exit_code
         assert from_store.stdout == from_logs.stdout
-    assert json.loads(run("report", "--format", "json", "--events", str(destination)).stdout)["stats"]["matched"] == 13
+    assert json.loads(run_cli("report", "--format", "json", "--events", str(destination)).stdout)["stats"]["matched"] == 13
 
 
 def test_stores_are_readable_by_the_other_engine(spark, tmp_path):
@@ -192,10 +186,10 @@ def test_stores_are_readable_by_the_other_engine(spark, tmp_path):
 
 def test_ingest_refuses_to_overwrite_without_force(tmp_path):
     destination = tmp_path / "events"
-    assert run("ingest", str(MINI), "-o", str(destination)).exit_code == 0
-    again = run("ingest", str(MINI), "-o", str(destination))
-    assert again.exit_code == 2 and "exists (give --force to replace it)" in again.stderr
-    assert run("ingest", str(MINI), "-o", str(destination), "--force").exit_code == 0
+    assert run_cli("ingest", str(MINI), "-o", str(destination)).exit_code == ExitStatus.OK
+    again = run_cli("ingest", str(MINI), "-o", str(destination))
+    assert again.exit_code == ExitStatus.ERROR and "exists (give --force to replace it)" in again.stderr
+    assert run_cli("ingest", str(MINI), "-o", str(destination), "--force").exit_code == ExitStatus.OK
     assert sorted(p.name for p in tmp_path.iterdir()) == ["events"]
 
 
@@ -207,14 +201,14 @@ def test_a_failed_ingest_leaves_no_partial_store(spark, tmp_path, monkeypatch, e
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(store, "_manifest", disk_full)
-    result = run("ingest", str(MINI), "-o", str(tmp_path / "events"), "--engine", engine)
-    assert result.exit_code == 2 and "No space left on device" in result.stderr
+    result = run_cli("ingest", str(MINI), "-o", str(tmp_path / "events"), "--engine", engine)
+    assert result.exit_code == ExitStatus.ERROR and "No space left on device" in result.stderr
     assert list(tmp_path.iterdir()) == []
 
 
 def test_reading_something_that_is_not_a_store_says_so(tmp_path):
-    result = run("report", "--events", str(tmp_path))
-    assert result.exit_code == 2
+    result = run_cli("report", "--events", str(tmp_path))
+    assert result.exit_code == ExitStatus.ERROR
     assert "not an event store written by `rebalance-doctor ingest`" in result.stderr
 
 
@@ -231,12 +225,13 @@ def test_ingest_on_a_real_standalone_cluster_matches_the_polars_engine(cluster, 
     """`ingest --master spark://…` against a master and a worker on 127.0.0.1: the store equals the polars table."""
     destination = tmp_path / "events"
     logs = [str(p) for p in SAMPLE_LOGS]
+    confs = (*cluster.driver_conf, "spark.executor.memory=512m", "spark.app.name=rebalance-doctor-cluster-test")
     command = [
         sys.executable, "-m", "rebalance_doctor", "ingest", *logs, "-o", str(destination), "--engine", "spark", "--master", cluster.master,
-        *[arg for conf in (*cluster.driver_conf, "spark.executor.memory=512m", "spark.app.name=rebalance-doctor-cluster-test") for arg in ("--spark-conf", conf)],
+        *[arg for conf in confs for arg in ("--spark-conf", conf)],
     ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == ExitStatus.OK, result.stderr
     assert_same(load(logs), store.read_events(str(destination)))
     finished = [app["name"] for app in cluster.state()["completedapps"]]
     assert "rebalance-doctor-cluster-test" in finished  # the job ran on the cluster, not in local mode

@@ -6,18 +6,12 @@ rebalance; with cooperative-sticky the same rollout leaves the survivors' rows a
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from typer.testing import CliRunner
-
-from rebalance_doctor.cli import app
-
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+from support import SAMPLES, ExitStatus, run_cli
 
 
 def timeline(incident: str) -> str:
-    result = CliRunner().invoke(app, ["timeline", str(SAMPLES / incident)], env={"NO_COLOR": "1", "COLUMNS": "140"})
-    assert result.exit_code == 0, result.output
+    result = run_cli("timeline", str(SAMPLES / incident), width=140)
+    assert result.exit_code == ExitStatus.OK, result.output
     return result.stdout
 
 

@@ -677,7 +677,8 @@ class Simulation:
             delay = self.settings["initial_rebalance_delay_ms"]
             first = min(joins.values())
             stable = ms(first, delay)
-            while any(stable - timedelta(milliseconds=delay) < j <= stable for j in joins.values() if j != first) and stable < last_join + timedelta(milliseconds=delay):
+            window = timedelta(milliseconds=delay)
+            while any(stable - window < j <= stable for j in joins.values() if j != first) and stable < last_join + window:
                 stable = ms(stable, delay)
             t = max(stable, ms(last_join, 5))
         else:
@@ -763,7 +764,7 @@ class Simulation:
         first: Member | None = None
         boots = sorted(ms(t, self.jitter(0, 2500)) for _ in range(count))
         booted = []
-        for i, boot_at in enumerate(boots):
+        for boot_at in boots:
             node = self.new_node(self.client_count)
             self.client_count += 1
             member, t_ready = self.boot(node, boot_at, f"{self.app}-{node.index}" if static else None)
@@ -967,7 +968,8 @@ class Simulation:
         joins, pauses = {}, {}
         for m in self.members:
             joins[m.member_id], pauses[m.member_id] = self.rejoin(m, t0)
-        client_reason_logged = prepare_record if prepare_record and "client_reason" in prepare_record.values and "client reason" in prepare_record.message else None
+        logs_client_reason = prepare_record and "client_reason" in prepare_record.values and "client reason" in prepare_record.message
+        client_reason_logged = prepare_record if logs_client_reason else None
         leave_with_reason = leave if leave and "reason" in leave.choice.placeholders() else None
         self.complete(t0, joins, pauses, cause="poll_timeout", cause_member=victim, evidence=[warn, leave_with_reason, client_reason_logged],
                       supporting=[leave, left], prepare_record=prepare_record)
@@ -1021,10 +1023,7 @@ class Simulation:
     # ----------------------------------------------------------------------------- noise and writing
 
     def noise_entries(self, node: Node, when: str) -> list[dict]:
-        if node.kind == "broker":
-            kinds = self.layout_spec(node.layout)["noise"]
-        else:
-            kinds = self.layout_spec(self.inner_layout(node.layout))["noise"]
+        kinds = self.layout_spec(node.layout if node.kind == "broker" else self.inner_layout(node.layout))["noise"]
         entries = []
         for kind in kinds:
             for entry in self.w.layouts_data["noise"][kind]:
@@ -1184,7 +1183,8 @@ class Simulation:
             scenario=self.scenario, version=self.version, tag=self.tag, coordinator=self.coordinator, layouts=self.layouts,
             seed=self.seed, root=self.root, group=self.group, topic=self.topic, protocol=self.protocol,
             generations=self.generations, rebalances=rebalances, members_by_generation=self.members_by_generation,
-            leaders=self.leaders, member_nodes=self.member_nodes, member_clients=self.member_clients, pause_ms={k: sum(round((b - a).total_seconds() * 1000) for a, b in spans) for k, spans in self.pause_intervals.items()},
+            leaders=self.leaders, member_nodes=self.member_nodes, member_clients=self.member_clients,
+            pause_ms={k: sum(round((b - a).total_seconds() * 1000) for a, b in spans) for k, spans in self.pause_intervals.items()},
             pause_intervals=dict(self.pause_intervals),
             clock_skew_ms={n.name: n.skew_ms for n in self.nodes}, broker_node=self.broker.name, files=files,
             kafka_records=[r.citation() for r in kafka], logged_generations=logged_generations,
