@@ -22,7 +22,7 @@ from rebalance_doctor.renderers.markdown import TIMELINE_EDGE, render
 
 from support import FIXTURES, GOLDEN
 
-SECTIONS = ["Summary", "Impact", "Root causes and trigger", "Timeline (UTC)", "Evidence",
+SECTIONS = ["Verdict", "Summary", "Impact", "Root causes and trigger", "Timeline (UTC)", "Evidence",
             "Recommendations / action items", "Appendix: line accounting and clock skew"]
 HOSTILE_GROUP = "<script>alert(1)</script>|`x`"
 HOSTILE_MEMBER = "evil`member|x<b>\x1b[31m"

@@ -98,6 +98,26 @@ def _expected_md(directory: Path) -> tuple[list[tuple[str, str, str]], list[str]
     return rebalances, findings
 
 
+def _expected_verdict(directory: Path) -> dict[str, str]:
+    """EXPECTED.md's Verdict: the cause, the pods involved, and whether it was routine."""
+    text = (directory / "EXPECTED.md").read_text(encoding="utf-8")
+    section = text.split("## Verdict", 1)[1].split("\n## ", 1)[0]
+    return dict(line[2:].split(": ", 1) for line in section.splitlines() if line.startswith("- ") and ": " in line)
+
+
+def test_the_verdict_names_the_cause_and_the_pods_expected_md_names(bundled):
+    """Scenario: an on-call engineer reads the first lines only. The verdict names the cause a senior engineer
+    would name (EXPECTED.md's Verdict), the pods involved, and reads as routine exactly when it was."""
+    _, directory, analysis = bundled
+    expected = _expected_verdict(directory)
+    verdict = analysis.verdict
+    assert verdict.cause == expected["cause"]
+    pods = [pod.strip() for pod in expected.get("pods", "").split(",") if pod.strip()]
+    named = {node for _, node in verdict.members}
+    assert set(pods) <= named, (pods, named)
+    assert (verdict.severity == "info") == (expected["routine"] == "yes")
+
+
 def test_report_says_what_expected_md_says(bundled):
     """Each incident folder's EXPECTED.md lists the rebalances (with causes) and findings a correct report shows."""
     _, directory, analysis = bundled
@@ -130,7 +150,12 @@ def test_json_report_has_the_documented_shape(tmp_path: Path):
     result = run_cli("report", str(FIXTURES / "mini"), "--format", "json", "-o", str(out))
     assert result.exit_code == ExitStatus.OK, result.output
     document = json.loads(out.read_text())
-    assert document["schema_version"] == 1
+    assert document["schema_version"] == 2
+    verdict = document["verdict"]
+    assert set(verdict) == {"cause", "severity", "headline", "chain", "groups", "members", "impact", "actions"}
+    assert verdict["cause"] == "heartbeat_expiry" and verdict["groups"] == ["orders"]
+    assert set(verdict["impact"]) == {"rebalances", "failed", "pause_ms"} and verdict["actions"]
+    assert document["clock_zones"] == []
     assert set(document["stats"]) >= {"events", "files", "nodes", "matched", "relevant_unmatched", "irrelevant", "unreadable"}
     group = document["groups"][0]
     assert group["group_id"] == "orders" and group["coordinator"] == "1" and group["generations"] == [4, 5]

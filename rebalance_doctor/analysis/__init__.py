@@ -12,7 +12,7 @@ from collections import defaultdict
 import polars as pl
 
 from ..collector import collector_paused
-from .causes import attribute
+from .causes import attribute, with_runtime_trigger
 from .clocks import align_clocks
 from .findings import group_findings, leader_changes, probing
 from .model import Analysis, GroupAnalysis, Rebalance
@@ -27,6 +27,7 @@ from .rebalances import (
     track_broker_members,
 )
 from .timeline import Event, TimeIndex, consumer_starts, files_and_nodes, group_timelines
+from .verdict import verdict
 from .versions import VersionRange, versions_seen
 
 DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
@@ -64,6 +65,7 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
         buckets=dict(buckets or {}),
         clock_skew=skews,
         clock_zones=zones,
+        verdict=verdict(groups),
         versions=[str(v) for v in versions.values()],
     )
 
@@ -79,7 +81,7 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     index, position, broker_members = TimeIndex(timeline), 0, set()
     for draft in candidates:
         sides = {"broker" if e.component == "broker" else "client" for e in draft.events}
-        cause = attribute(draft, index, previous, sides)
+        cause = with_runtime_trigger(attribute(draft, index, previous, sides), index, draft.first_at)
         stabilized = [e.at for e in draft.broker + draft.signals if e.at]
         position = track_broker_members(broker_members, timeline, position, min(stabilized) if stabilized else None)
         rebalance = assemble(draft, previous, protocol, cause, set(broker_members), starts or {})
@@ -96,6 +98,7 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     generations = sorted({g for r in rebalances for g in (r.from_generation, r.to_generation) if g is not None})
     changes = leader_changes(rebalances)
     probe = probing(rebalances, probing_interval_ms)
+    member_nodes = {e.member_id: e.node for e in timeline if e.member_id and e.node and e.component != "broker"}
     return GroupAnalysis(
         group_id=group_id,
         coordinator=coordinator_of(timeline),
@@ -104,7 +107,7 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
         rebalances=rebalances,
         leader_changes=changes,
         probing=probe,
-        findings=group_findings(group_id, rebalances, changes, probe, timeline, protocol, versions or {}),
+        findings=group_findings(group_id, rebalances, changes, probe, timeline, protocol, versions or {}, member_nodes),
         pause_by_member=dict(sorted(pause_by_member.items(), key=lambda kv: -kv[1])),
-        member_nodes={e.member_id: e.node for e in timeline if e.member_id and e.node and e.component != "broker"},
+        member_nodes=member_nodes,
     )

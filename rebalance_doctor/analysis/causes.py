@@ -11,6 +11,7 @@ known the cause is `unknown`, with what the missing logs would show.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from ..catalog.schema import SYMPTOM
@@ -21,6 +22,11 @@ from .timeline import Event, TimeIndex
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 CLIENT_GRACE = timedelta(seconds=1)  # client trigger lines may follow the coordinator's start by a little
 RETRY_WINDOW = timedelta(seconds=30)
+# A member's JVM stopping explains its expiry or poll timeout when the pause reaches into this window around it.
+PAUSE_BEFORE, PAUSE_AFTER = timedelta(seconds=60), timedelta(seconds=5)
+PAUSE_SEARCH = timedelta(minutes=10)  # pauses are logged when they end: search this far past the rebalance
+MIN_RUNTIME_PAUSE_MS = 1000  # shorter pauses cannot stop a heartbeat for a session timeout
+STALLED_CAUSES = ("heartbeat_expiry", "poll_timeout")
 STARTUP = {"subscription_changed", "consumer_lifecycle", "client_config", "join_start", "coordinator_discovered"}  # signs of a member starting up
 
 SUMMARY = {
@@ -222,3 +228,20 @@ def _immediate(scheduled_for: str | None) -> bool:
 
 def _member_ids(episodes: list[Episode]) -> dict[tuple[str, str, str], str]:
     return {ep.participant: ep.member_id for ep in episodes if ep.member_id}
+
+
+def with_runtime_trigger(cause: Cause, index: TimeIndex, at: datetime | None) -> Cause:
+    """A heartbeat expiry or poll timeout whose member's JVM had stopped just then: the pause, with the line that
+    shows it, is the cause behind the cause."""
+    if cause.kind not in STALLED_CAUSES or cause.member is None or at is None:
+        return cause
+    nodes = {e.node for e in index.events if e.member_id == cause.member and e.component != "broker" and e.node}
+    pauses = [e for e in index.between(at - PAUSE_BEFORE, at + PAUSE_SEARCH)
+              if e.kind == "jvm_pause" and e.node in nodes and e.at is not None and (e.duration_ms or 0) >= MIN_RUNTIME_PAUSE_MS
+              and e.at - timedelta(milliseconds=e.duration_ms) <= at + PAUSE_AFTER and e.at >= at - PAUSE_BEFORE]
+    if not pauses:
+        return cause
+    longest = max(pauses, key=lambda e: e.duration_ms)
+    trigger = f"{longest.duration_ms / 1000:.1f} s JVM pause" + (f" ({longest.reason})" if longest.reason else "")
+    return replace(cause, summary=f"{cause.summary}; its JVM had stopped in a {trigger}", trigger=trigger,
+                   evidence=[*cause.evidence[:1], longest.evidence, *cause.evidence[1:]])  # the line that proves the cause stays first

@@ -15,6 +15,8 @@ STORM_COUNT, STORM_WINDOW = 5, timedelta(minutes=5)
 ENDLESS_GENERATION = 100_000
 LONG_PAUSE_MS = 30_000
 CRASH_LOOP_FLIPS = 3  # n, n+1, n, n+1, n: one expiry and one rejoin is not a loop
+RESTART_GAP = timedelta(minutes=3)  # an instance back within this after it left was restarted, not removed
+ROUTINE_CAUSES = {"member_leave", "member_join", "cooperative_followup"}
 MAX_EVIDENCE = 6
 
 ADVICE = {
@@ -28,6 +30,10 @@ ADVICE = {
     "member_churn": "Members keep joining and leaving (deploys, restarts, autoscaling). Use cooperative-sticky so that "
     "survivors keep their partitions, static membership (group.instance.id + session.timeout.ms above the restart time) "
     "for rolling restarts, and group.initial.rebalance.delay.ms on the brokers to absorb start-up bursts.",
+    "rolling_restart": "A rolling restart: each instance left the group as it shut down and rejoined when it came back, "
+    "two rebalances per instance. Routine. To make the next one cheaper: static membership (group.instance.id, with "
+    "session.timeout.ms above the restart time) lets an instance come back without any rebalance, and cooperative-sticky "
+    "moves only the restarted instance's partitions instead of stopping every member.",
     "cooperative_followups": "Cooperative rebalancing moves partitions in two rounds: revoke, then reassign. One "
     "follow-up per membership change is expected; a chain of them points at continuing membership churn.",
     "probing_rebalances": "Kafka Streams schedules a probing rebalance every probing.rebalance.interval.ms while "
@@ -62,6 +68,7 @@ SEVERITY = {
     "heartbeat_expiry": "critical", "poll_timeout": "critical", "failed_rebalances": "critical", "rebalance_storm": "critical",
     "crash_loop": "critical", "unstable_leader": "warning", "probing_rebalances": "warning", "static_member_fencing": "warning",
     "long_pause": "warning", "coordinator_change": "warning", "member_churn": "info", "cooperative_followups": "info",
+    "rolling_restart": "info",
     "version_probing": "info", "eager_protocol": "info", "unexplained_rebalances": "info",
 }
 CAUSE_FINDING = {
@@ -113,14 +120,26 @@ def advice(kind: str, versions: dict[str, VersionRange]) -> str:
 
 
 def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[LeaderChange], probe: Probing | None,
-                   timeline: list[Event], protocol: str | None, versions: dict[str, VersionRange]) -> list[Finding]:
+                   timeline: list[Event], protocol: str | None, versions: dict[str, VersionRange],
+                   member_nodes: dict[str, str] | None = None) -> list[Finding]:
     findings: list[Finding] = []
     by_cause: dict[str, list[Rebalance]] = {}
     for rebalance in rebalances:
         by_cause.setdefault(CAUSE_FINDING.get(rebalance.cause.kind, "member_churn"), []).append(rebalance)
+    failed_count = sum(1 for r in rebalances if r.failed)
+    total_pause = sum(p.pause_ms for r in rebalances for p in r.pauses)
 
-    def add(kind: str, summary: str, evidence: list[Evidence]) -> None:
-        findings.append(Finding(kind, SEVERITY[kind], summary, evidence[:MAX_EVIDENCE], advice(kind, versions)))
+    def add(kind: str, summary: str, evidence: list[Evidence], severity: str | None = None) -> None:
+        findings.append(Finding(kind, severity or SEVERITY[kind], summary, evidence[:MAX_EVIDENCE], advice(kind, versions)))
+
+    restart = _rolling_restart(rebalances, member_nodes or {})
+    if restart is not None:  # routine: said once, and not again as churn, a storm or a crash loop
+        nodes, restarted, evidence = restart
+        span = f"{restarted[0].started_at:%H:%M:%S} → {restarted[-1].started_at:%H:%M:%S}"
+        add("rolling_restart", f"rolling restart of {len(nodes)} instances ({', '.join(nodes)}), {span}: "
+            f"{len(restarted)} rebalances, each instance leaving on shutdown and rejoining", evidence)
+        routine = {id(r) for r in restarted}
+        by_cause["member_churn"] = [r for r in by_cause.get("member_churn", []) if id(r) not in routine]
 
     for kind in ("heartbeat_expiry", "poll_timeout", "static_member_fencing", "coordinator_change", "version_probing"):
         hits = by_cause.get(kind, [])
@@ -131,9 +150,9 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
     for kind, event_kinds in (("heartbeat_expiry", ("member_expired", "session_timeout")), ("poll_timeout", ("poll_timeout",))):
         if not by_cause.get(kind):  # it happened inside a rebalance something else had started
             lines = [e for e in timeline if e.kind in event_kinds]
-            if lines:
+            if lines:  # it started no rebalance: a symptom to read, not the cause
                 add(kind, f"{len(lines)} {kind.replace('_', ' ')} line(s) during rebalances started by something else",
-                    [e.evidence for e in lines])
+                    [e.evidence for e in lines], severity="warning")
     moves = _coordinator_moves(timeline)
     if moves and not by_cause.get("coordinator_change"):
         brokers = ", ".join(f"broker {b}" for b in moves[0])
@@ -154,17 +173,22 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
         add("probing_rebalances", f"{probe.count} probing rebalances{spacing}{expected}", _evidence(by_cause.get("probing_rebalances", [])))
     failed = [r for r in rebalances if r.failed] + by_cause.get("failed_rebalances", [])
     failures = [e for e in timeline if e.kind in ("join_failed", "sync_failed", "rebalance_failed")]
-    if failed or failures:
-        add("failed_rebalances", f"{len([r for r in rebalances if r.failed])} rebalance(s) never reached a stable generation; "
-            f"{len(failures)} JoinGroup/SyncGroup failure line(s)", [e.evidence for e in failures] + _evidence(failed))
-    storm = _storm(rebalances)
-    if storm:
-        add("rebalance_storm", storm[0], storm[1])
+    if failed:
+        add("failed_rebalances", f"{failed_count} rebalance(s) never reached a stable generation; "
+            f"{len(failures)} JoinGroup/SyncGroup failure line(s)", [e.evidence for e in failures] + _evidence(failed),
+            severity=None if failed_count else "warning")
+    elif failures:  # members retried and got through: worth a look, not an outage
+        add("failed_rebalances", f"{len(failures)} JoinGroup/SyncGroup failure line(s); every rebalance still completed",
+            [e.evidence for e in failures], severity="info")
+    storm = None if restart is not None and _all_routine(rebalances, restart[1]) else _storm(rebalances)
+    if storm:  # critical when it hurt: failures, long pauses or a loop that never ends
+        hurt = failed_count or total_pause >= LONG_PAUSE_MS or storm[0].startswith("generation")
+        add("rebalance_storm", storm[0], storm[1], severity=None if hurt else "warning")
     unstable = [c for c in changes if c.previous_stayed]
     if len(unstable) >= 2 or (len(changes) >= 2 and any(r.failed for r in rebalances)):
         add("unstable_leader", f"the leader changed {len(changes)} times across generations "
             f"({len(unstable)} while the previous leader stayed in the group)", _leader_evidence(rebalances))
-    loop = _crash_loop(rebalances, timeline)
+    loop = None if restart is not None and _all_routine(rebalances, restart[1]) else _crash_loop(rebalances, timeline)
     if loop:
         add("crash_loop", loop[0], loop[1])
     paused = Counter()
@@ -184,6 +208,39 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
     order = {"critical": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order[f.severity])
     return findings
+
+
+def _rolling_restart(rebalances: list[Rebalance], member_nodes: dict[str, str]) -> tuple[list[str], list[Rebalance], list[Evidence]] | None:
+    """Instances that left the group and, within RESTART_GAP, rejoined it from the same node as a new member, one
+    instance after another, each once: a rolling restart (at least two instances)."""
+    nodes: list[str] = []
+    restarted: list[Rebalance] = []
+    left: dict[str, Rebalance] = {}
+    for rebalance in rebalances:
+        if rebalance.cause.kind == "member_leave" and rebalance.started_at:
+            for departure in rebalance.left:
+                node = member_nodes.get(departure.member)
+                if node is not None and node not in nodes:
+                    left[node] = rebalance
+        elif rebalance.cause.kind == "member_join" and rebalance.started_at:
+            node = member_nodes.get(rebalance.cause.member or "")
+            before = left.pop(node, None) if node is not None else None
+            if before is not None and rebalance.started_at - before.started_at <= RESTART_GAP:
+                nodes.append(node)
+                restarted += [before, rebalance]
+    if len(nodes) < 2:
+        return None
+    restarted.sort(key=lambda r: r.started_at)
+    followups = [r for r in rebalances if r.cause.kind == "cooperative_followup" and r.started_at
+                 and restarted[0].started_at <= r.started_at <= restarted[-1].started_at + RESTART_GAP]
+    restarted = sorted(restarted + followups, key=lambda r: r.started_at)
+    return nodes, restarted, _evidence([r for r in restarted if r.cause.kind == "member_leave"])
+
+
+def _all_routine(rebalances: list[Rebalance], restarted: list[Rebalance]) -> bool:
+    """Every rebalance is part of the restart or an ordinary join/leave/follow-up."""
+    routine = {id(r) for r in restarted}
+    return all(id(r) in routine or (r.cause.kind in ROUTINE_CAUSES and not r.failed) for r in rebalances)
 
 
 def _evidence(rebalances: list[Rebalance]) -> list[Evidence]:

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Cause:
     evidence: list[Evidence] = field(default_factory=list)
     member: str | None = None  # the member whose action started the rebalance
     confirm: str | None = None  # what the logs we do not have would confirm
+    trigger: str | None = None  # what set off the cause on the member, when its own log shows it ("50.4 s JVM pause")
 
 
 @dataclass
@@ -181,6 +182,29 @@ class GroupAnalysis:
 
 
 @dataclass
+class Verdict:
+    """The incident in a few lines: the root cause as a chain, the pods, the impact and what to do."""
+
+    cause: str  # the finding that explains the incident (FINDING_KINDS), or "none"
+    severity: str
+    title: str  # what happened, and where: "heartbeat expiry in orders"
+    chain: list[str]  # cause → effect, as far as the logs show it
+    groups: list[str]  # the groups that rebalanced
+    members: list[tuple[str, str | None]]  # the members involved, with the node each ran on
+    impact: dict[str, int]  # rebalances, failed, pause_ms over every group
+    actions: list[str]
+
+    @property
+    def headline(self) -> str:
+        return f"{self.title}: {' → '.join(self.chain)}" if self.chain else self.title
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cause": self.cause, "severity": self.severity, "headline": self.headline, "chain": self.chain,
+                "groups": self.groups, "members": [{"member": m, "node": n} for m, n in self.members],
+                "impact": self.impact, "actions": self.actions}
+
+
+@dataclass
 class Analysis:
     groups: list[GroupAnalysis]
     started_at: datetime | None
@@ -192,11 +216,13 @@ class Analysis:
     clock_skew: list[ClockSkew]
     versions: list[str] = field(default_factory=list)  # Kafka versions the wordings prove, per component
     clock_zones: list[ClockZone] = field(default_factory=list)  # files read in the local time they were written in
+    verdict: Verdict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of `report --format json` (see README "Report JSON")."""
         return {
             "schema_version": SCHEMA_VERSION,
+            "verdict": self.verdict.to_dict() if self.verdict else None,
             "span": {"started_at": _iso(self.started_at), "ended_at": _iso(self.ended_at)},
             "stats": {"events": self.events, "files": len(self.files), "nodes": self.nodes, **self.buckets},
             "clock_skew": [asdict(s) for s in self.clock_skew],
@@ -259,6 +285,7 @@ def _group_dict(group: GroupAnalysis) -> dict[str, Any]:
                     "summary": r.cause.summary,
                     "member": r.cause.member,
                     "confirm": r.cause.confirm,
+                    "trigger": r.cause.trigger,
                     "evidence": _evidence(r.cause.evidence),
                 },
                 "pause_ms": r.pause_ms,
@@ -279,6 +306,7 @@ FINDING_KINDS: dict[str, str] = {
     "heartbeat_expiry": "members were expired for missing heartbeats",
     "poll_timeout": "members exceeded max.poll.interval.ms and left",
     "member_churn": "members joined and left (deploys, restarts, scale-out)",
+    "rolling_restart": "instances left on shutdown and rejoined one after another: a routine rolling restart",
     "cooperative_followups": "cooperative rebalances needed a second round",
     "probing_rebalances": "Streams probing rebalances at probing.rebalance.interval.ms",
     "version_probing": "Streams version probing during a rolling upgrade",

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from ..catalog.schema import RUNTIME_COMPONENTS
+
 CURRENT = (99,)  # "still in trunk / 4.x"
 
 
@@ -44,6 +46,8 @@ def versions_seen(events: pl.DataFrame, pattern_versions: dict[str, tuple[str, s
     result: dict[str, VersionRange] = {}
     per_component = events.group_by("component").agg(pl.col("pattern_id").unique()).sort("component")
     for component, ids in per_component.iter_rows():
+        if component in RUNTIME_COMPONENTS:  # a JDK's versions say nothing of Kafka's
+            continue
         spans = [pattern_versions[i] for i in ids if i in pattern_versions]
         if not spans:
             continue

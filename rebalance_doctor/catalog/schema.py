@@ -73,7 +73,9 @@ EXTRACTED: tuple[Column, ...] = tuple(c for c in COLUMNS if c.extracted)
 FIELD_BY_GROUP: dict[str, str] = {c.group_name: c.name for c in EXTRACTED}
 INTEGER_FIELDS = frozenset(c.name for c in EXTRACTED if c.dtype == "int")
 
-COMPONENTS = ("broker", "consumer", "streams", "connect", "librdkafka")
+COMPONENTS = ("broker", "consumer", "streams", "connect", "librdkafka", "jvm")
+# What the application's runtime says about itself: evidence for a cause, not a Kafka wording with Kafka versions.
+RUNTIME_COMPONENTS = ("jvm",)
 
 KINDS: dict[str, str] = {
     # coordinator (broker) view of a group
@@ -134,6 +136,8 @@ KINDS: dict[str, str] = {
     "thread_failed": "a stream thread died with an uncaught exception",
     "task_migrated": "tasks migrated / fenced / closed as zombies during a rebalance",
     "task_handling": "tasks created, suspended, closed or resumed around a rebalance",
+    # the application's runtime
+    "jvm_pause": "the JVM (or its host) stopped the application: a full GC or a pause detector's report (duration_ms)",
     # anything else the catalogs keep for the reader
     "diagnostic": "rebalance-related detail analyzers do not need (config, assignor internals, …)",
 }

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..analysis.model import Analysis, Evidence, GroupAnalysis, Rebalance
 from ..catalog.schema import BUCKETS
 from .picture import AGGREGATE_ABOVE, evidence_ref, plain_text, timeline_svg, xml_text
-from .words import CONFIRM_BELOW, clock, delta_label, duration, generation_label, member_label, plural, short_names, zone_sentence
+from .words import CONFIRM_BELOW, clock, delta_label, duration, generation_label, impact_text, member_label, plural, short_names, zone_sentence
 
 PAGE_ROWS = 100
 TIMELINE_WIDTH = 1200
@@ -65,6 +65,7 @@ def render(analysis: Analysis) -> str:
         "</head>",
         "<body>",
         "<h1>rebalance-doctor report</h1>",
+        _verdict(analysis),
         _summary(analysis, files),
         _timeline(analysis),
     ]
@@ -79,6 +80,22 @@ def render(analysis: Analysis) -> str:
 
 def _spans_days(analysis: Analysis) -> bool:
     return bool(analysis.started_at and analysis.ended_at and analysis.started_at.date() != analysis.ended_at.date())
+
+
+def _verdict(analysis: Analysis) -> str:
+    """The first block of the page: what happened, the chain that shows it, the impact and what to do."""
+    verdict = analysis.verdict
+    if verdict is None:
+        return ""
+    parts = [f'<p class="verdict-title"><strong class="{xml_text(verdict.severity)}">{xml_text(verdict.severity)}</strong> '
+             f"{xml_text(verdict.title)}</p>"]
+    if verdict.chain:
+        parts.append(f'<p class="chain">{xml_text(" → ".join(verdict.chain))}</p>')
+    if verdict.impact["rebalances"]:
+        parts.append(f'<p class="impact">impact: {xml_text(impact_text(verdict))}</p>')
+    if verdict.actions:
+        parts.append("<ul>" + "".join(f"<li>{xml_text(action)}</li>" for action in verdict.actions) + "</ul>")
+    return '<section class="verdict">' + "".join(parts) + "</section>"
 
 
 def _summary(analysis: Analysis, files: dict[str, str]) -> str:

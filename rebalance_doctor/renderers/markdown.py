@@ -21,6 +21,7 @@ from .words import (
     delta_label,
     duration,
     generation_label,
+    impact_text,
     member_label,
     plural,
     short_names,
@@ -69,6 +70,7 @@ def render(analysis: Analysis) -> str:
     files = short_names(analysis.files)
     blocks = [
         _title(analysis),
+        *_verdict(analysis),
         *_summary(analysis),
         *_impact(analysis),
         *_root_causes(analysis),
@@ -105,6 +107,20 @@ def _log_directory(analysis: Analysis) -> str | None:
     if len(analysis.files) > 1:
         return os.path.commonpath(analysis.files)
     return (os.path.dirname(analysis.files[0]) or None) if analysis.files else None
+
+
+def _verdict(analysis: Analysis) -> list[str]:
+    """The first section: what happened, the chain that shows it, the impact and what to do."""
+    verdict = analysis.verdict
+    if verdict is None:
+        return []
+    lines = [f"**{escape(verdict.severity)}: {escape(verdict.title)}.**"]
+    if verdict.chain:
+        lines[0] += " " + escape(" → ".join(verdict.chain)) + "."
+    if verdict.impact["rebalances"]:
+        lines.append(f"Impact: {escape(impact_text(verdict))}.")
+    lines += [f"- {escape(action)}." for action in verdict.actions]
+    return ["## Verdict", "\n\n".join(lines[:2]) + ("\n\n" + "\n".join(lines[2:]) if lines[2:] else "")]
 
 
 def _summary(analysis: Analysis) -> list[str]:

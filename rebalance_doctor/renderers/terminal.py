@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis.model import Analysis, Evidence, GroupAnalysis
+from ..analysis.model import Analysis, Evidence, GroupAnalysis, Verdict
 from ..catalog.schema import BUCKETS
 from .text_tables import Palette, ruled_table, write_lines
 from .words import (
@@ -24,6 +24,7 @@ from .words import (
     delta_label,
     duration,
     generation_label,
+    impact_text,
     member_label,
     plural,
     short_names,
@@ -33,6 +34,8 @@ from .words import (
 
 
 def print_report(analysis: Analysis, console: Console) -> None:
+    if analysis.verdict is not None:
+        console.print(_verdict(analysis.verdict))
     console.print(_summary(analysis))
     if not analysis.groups:
         console.print(Text("No consumer group events found.", style="yellow"))
@@ -43,6 +46,18 @@ def print_report(analysis: Analysis, console: Console) -> None:
         if group.rebalances:
             write_lines(_generation_table(group, console.width, palette), console)
         console.print(_group_details(group))
+
+
+def _verdict(verdict: Verdict) -> Group:
+    """At most five lines, first: what happened, the chain that shows it, the impact, what to do."""
+    lines = [Text.assemble(("verdict ", "bold"), (verdict.severity, SEVERITY_STYLE.get(verdict.severity, "bold")), " · ",
+                           (visible(verdict.title), "bold"))]
+    if verdict.chain:
+        lines.append(Text("  " + visible(" → ".join(verdict.chain))))
+    if verdict.impact["rebalances"]:
+        lines.append(Text("  impact: " + impact_text(verdict), style="dim"))
+    lines += [Text.assemble(("  → ", "bold"), visible(action)) for action in verdict.actions]
+    return Group(*lines, Text(""))
 
 
 def _summary(analysis: Analysis) -> Panel:

@@ -8,7 +8,7 @@ import os
 import zlib
 from datetime import datetime
 
-from ..analysis.model import ClockZone, GroupAnalysis, Rebalance
+from ..analysis.model import ClockZone, GroupAnalysis, Rebalance, Verdict
 
 # C0 controls as ^X, DEL as ^?, and the C1 controls (U+0080–U+009F: U+009B is an 8-bit CSI) as <U+009B>
 CONTROL_SHOWN_AS = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)} | {127: "^?"} | {c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)}
@@ -106,3 +106,11 @@ def delta_label(rebalance: Rebalance) -> str:
 def zone_sentence(zone: ClockZone, names: dict[str, str]) -> str:
     """``app-2.log read as UTC+02:00: 14 shared events agree`` (``names``: the files' short names)."""
     return f"{names.get(zone.file, zone.file)} read as {zone.label}: {plural(zone.agreeing, 'shared event')} agree{'s' if zone.agreeing == 1 else ''}"
+
+
+def impact_text(verdict: Verdict) -> str:
+    """``13 rebalances in 2 groups · 0 failed · 5.4 s of pause``."""
+    groups = len(verdict.groups)
+    where = f" in {plural(groups, 'group')}" if groups > 1 else ""
+    impact = verdict.impact
+    return f"{plural(impact['rebalances'], 'rebalance')}{where} · {impact['failed']:,} failed · {duration(impact['pause_ms'])} of pause"

@@ -1,0 +1,143 @@
+"""The verdict: what a senior engineer would say first about the incident, in at most five lines. The root
+cause as a chain of what the logs show (a member stops heartbeating → the coordinator expires it → the
+group rebalances), the pods involved, the impact, and the one or two actions that fix it. Computed from
+the groups' findings: the worst finding of the group that should be read first."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+from .findings import CAUSE_FINDING
+from .model import GroupAnalysis, Rebalance, Verdict
+
+# The one or two things to do, per finding, as a responder would say them (the findings carry the full advice).
+ACTIONS = {
+    "heartbeat_expiry": ["Find what stalled {who} at {at} (GC pause, CPU starvation, network) in its own logs and metrics",
+                         "Raise session.timeout.ms if such stalls are expected; static membership avoids rebalances on restarts"],
+    "jvm_pause": ["Fix the {trigger} on {who}: heap size, allocation rate, GC settings",
+                  "Raise session.timeout.ms only if such pauses cannot be avoided"],
+    "poll_timeout": ["Make one poll loop of {who} fit max.poll.interval.ms: lower max.poll.records or speed up the per-record work",
+                     "Or raise max.poll.interval.ms to the slowest batch's time"],
+    "failed_rebalances": ["Read the leader's and the slow members' logs around {at}: long onPartitionsRevoked callbacks or "
+                          "blocked poll loops keep a rebalance from completing"],
+    "rebalance_storm": ["Find the member that starts each round (the causes below) and fix why it keeps leaving or failing"],
+    "crash_loop": ["Fix the exception {who} dies on; a poison record needs a handler that skips or dead-letters it"],
+    "static_member_fencing": ["Give every running instance its own group.instance.id"],
+    "coordinator_change": ["Expected during broker restarts; otherwise check the broker that lost the __consumer_offsets partition"],
+    "unstable_leader": ["Read the leaders' logs around the changes: the previous leader did not complete the rebalance"],
+    "long_pause": ["Move to cooperative-sticky (or group.protocol=consumer on Kafka 4) so that only moving partitions stop"],
+    "probing_rebalances": ["Let warm-up replicas catch up faster: raise max.warmup.replicas, or add standby replicas"],
+    "version_probing": ["Finish the rolling upgrade of the Streams instances"],
+    "rolling_restart": ["Nothing to fix; static membership (group.instance.id) would make the next restart rebalance-free"],
+    "scale_out": ["Nothing to fix; cooperative-sticky keeps the other members processing while partitions move"],
+    "member_churn": ["Expected when instances start and stop; static membership and cooperative-sticky make it cheaper"],
+    "cooperative_followups": ["Nothing to fix: the second round of a cooperative rebalance"],
+    "eager_protocol": ["Move to cooperative-sticky so that a rebalance stops only the partitions that move"],
+    "unexplained_rebalances": ["Add the group coordinator's server.log: it names the reason of every rebalance"],
+}
+TITLES = {
+    "heartbeat_expiry": "heartbeat expiry", "poll_timeout": "poll timeout (max.poll.interval.ms)",
+    "failed_rebalances": "rebalances that never completed", "rebalance_storm": "rebalance storm",
+    "crash_loop": "a member in a crash loop", "static_member_fencing": "static member fencing",
+    "coordinator_change": "coordinator change", "unstable_leader": "unstable group leader", "long_pause": "long pauses",
+    "probing_rebalances": "Streams probing rebalances", "version_probing": "Streams version probing",
+    "rolling_restart": "routine rolling restart", "scale_out": "routine scale-out", "member_churn": "members joining and leaving",
+    "cooperative_followups": "cooperative follow-up rounds", "eager_protocol": "eager rebalancing",
+    "unexplained_rebalances": "rebalances without a visible cause",
+}
+FINDING_CAUSES = {finding: {c for c, f in CAUSE_FINDING.items() if f == finding} for finding in set(CAUSE_FINDING.values())}
+MAX_ACTIONS = 2
+COORDINATOR_REACH = timedelta(minutes=5)  # a member that lost its coordinator is expired within its session timeout
+
+
+def _generation(rebalance: Rebalance) -> str:
+    start = "?" if rebalance.from_generation is None else rebalance.from_generation
+    return f"{start} → {'✗' if rebalance.to_generation is None else rebalance.to_generation}"
+
+
+def _who(members: list[str], group: GroupAnalysis) -> str:
+    """One member as its node and the tail of its id; several as their nodes (a pod restarted is one pod)."""
+    def tail(member: str) -> str:
+        return member if len(member) <= 16 else "…" + member[-12:]
+
+    if len(members) == 1:
+        node = group.member_nodes.get(members[0])
+        return f"{node} ({tail(members[0])})" if node else tail(members[0])
+    names = list(dict.fromkeys(group.member_nodes.get(m) or tail(m) for m in members))
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _pause(ms: int) -> str:
+    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60000:.1f} min"
+
+
+def verdict(groups: list[GroupAnalysis]) -> Verdict:
+    rebalances = sum(len(g.rebalances) for g in groups)
+    failed = sum(g.failed_rebalances for g in groups)
+    pause = sum(g.total_pause_ms for g in groups)
+    impact = {"rebalances": rebalances, "failed": failed, "pause_ms": pause}
+    rebalanced = [g for g in groups if g.rebalances]  # ranked by their worst finding (see analyze)
+    if not rebalanced:
+        return Verdict("none", "info", "no rebalance in these logs", [], [], [], impact, [])
+    group = next((g for g in rebalanced if g.findings), rebalanced[0])
+    finding = group.findings[0] if group.findings else None
+    kind = finding.kind if finding else CAUSE_FINDING.get(Counter(r.cause.kind for r in group.rebalances).most_common(1)[0][0], "member_churn")
+    caused = [r for r in group.rebalances if r.cause.kind in FINDING_CAUSES.get(kind, ())] or group.rebalances
+    if kind == "rolling_restart":  # who restarted: the members that left, in order
+        members = list(dict.fromkeys(d.member for r in caused for d in r.left))
+    else:
+        members = list(dict.fromkeys(m for r in caused for m in ([r.cause.member] if r.cause.member else [d.member for d in r.left])))
+    if kind == "member_churn" and all(r.cause.kind == "member_join" for r in caused):
+        kind = "scale_out"
+    first = caused[0]
+    at = f"{first.started_at:%H:%M:%S}" if first.started_at else "the start"
+    chain = _chain(kind, group, caused, members, at)
+    moved = next((f for f in group.findings if f.kind == "coordinator_change"), None)
+    if kind in ("heartbeat_expiry", "failed_rebalances") and moved is not None and _shortly_before(moved.evidence, first):
+        chain.insert(0, "the group coordinator moved: members had to find it again")
+    others = len(rebalanced) - 1
+    scope = f"{group.group_id}" + (f" (and {others} other group{'s' if others > 1 else ''})" if others else "")
+    title = f"{TITLES.get(kind, kind.replace('_', ' '))} in {scope}"
+    who = _who(members, group) if members else "the member"
+    trigger = next((r.cause.trigger for r in caused if r.cause.trigger), None)
+    advice = ACTIONS["jvm_pause"] if trigger and kind == "heartbeat_expiry" else ACTIONS.get(kind, [])
+    actions = [a.format(who=who, at=at, trigger=trigger) for a in advice][:MAX_ACTIONS]
+    nodes = [(m, group.member_nodes.get(m)) for m in members]
+    severity = finding.severity if finding else "info"
+    return Verdict(kind, severity, title, chain, [g.group_id for g in groups if g.rebalances], nodes, impact, actions)
+
+
+def _shortly_before(evidence: list, rebalance: Rebalance) -> bool:
+    """Evidence of a coordinator move in the few minutes before the rebalance (a session timeout's reach)."""
+    return rebalance.started_at is not None and any(
+        e.ts is not None and timedelta(0) <= rebalance.started_at - e.ts <= COORDINATOR_REACH for e in evidence)
+
+
+def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: list[str], at: str) -> list[str]:
+    """Cause → effect, as far as the logs show it."""
+    who = _who(members, group) if members else "a member"
+    paused = sum(p.pause_ms for r in caused for p in r.pauses)
+    effect = f"{len(caused)} rebalance{'s' if len(caused) != 1 else ''} ({', '.join(_generation(r) for r in caused[:3])}{', …' if len(caused) > 3 else ''})"
+    if paused:
+        effect += f", {_pause(paused)} of pause"
+    trigger = next((r.cause.trigger for r in caused if r.cause.trigger), None)
+    if kind == "heartbeat_expiry":
+        stalled = f"{who} froze in a {trigger}" if trigger else f"{who} stopped heartbeating"
+        return [stalled, f"the coordinator expired it at {at}", effect]
+    if kind == "poll_timeout":
+        stalled = f"{who} froze in a {trigger}" if trigger else f"{who} took longer than max.poll.interval.ms between two polls"
+        return [stalled, f"it left the group at {at}", effect]
+    if kind == "rolling_restart":
+        return [f"{who} restarted one after another", "each left on shutdown and rejoined", effect]
+    if kind == "scale_out":
+        return [f"{who} joined", effect]
+    if kind == "crash_loop":
+        return [f"{who} keeps failing and rejoining", effect]
+    if kind == "static_member_fencing":
+        return [f"static members {who} were fenced or replaced (one group.instance.id on two instances?)", effect]
+    if kind == "failed_rebalances":
+        failed = [r for r in group.rebalances if r.failed]
+        return [f"{len(failed)} rebalance{'s' if len(failed) != 1 else ''} did not complete ({', '.join(_generation(r) for r in failed[:3])})",
+                f"the group needed {len(group.rebalances)} rebalances, {_pause(group.total_pause_ms)} of pause"]
+    return [effect]

@@ -1,0 +1,51 @@
+"""The first lines an on-call engineer reads. Scenarios from the bundled incidents: a GC-frozen pod whose session
+expired, a rolling restart, a Streams crash loop. The verdict names the cause as a chain of what the logs show,
+the pod, the impact and what to do; routine operations read as routine, and severity follows impact.
+"""
+
+from __future__ import annotations
+
+from support import ExitStatus
+
+
+def test_a_gc_pause_behind_a_heartbeat_expiry_is_the_first_link_of_the_chain(analysis, cli):
+    verdict = analysis("heartbeat-expiry").verdict
+
+    assert verdict.cause == "heartbeat_expiry" and verdict.severity == "critical"
+    assert verdict.chain[0] == "orders-app-2 (…03a9f7b1e5d2) froze in a 50.4 s JVM pause (G1 Compaction Pause)"
+    assert verdict.chain[1] == "the coordinator expired it at 10:17:47"
+    assert verdict.actions[0].startswith("Fix the 50.4 s JVM pause (G1 Compaction Pause) on orders-app-2")
+    report = cli("report", "sample_logs/heartbeat-expiry/")
+    assert report.exit_code == ExitStatus.OK
+    first_lines = report.stdout.splitlines()[:5]
+    assert first_lines[0] == "verdict critical · heartbeat expiry in orders-processor (and 1 other group)"
+    assert "sample_logs/heartbeat-expiry/orders-app-2.log:274 [2024-03-12T10:17:53.578+0000][info][gc] GC(1184) Pause Full" in report.stdout
+
+
+def test_a_rolling_restart_reads_as_routine(analysis):
+    result = analysis("rolling-bounce-eager")
+    findings = {f.kind: f.severity for g in result.groups for f in g.findings}
+
+    assert result.verdict.cause == "rolling_restart" and result.verdict.severity == "info"
+    assert "critical" not in findings.values()
+    assert "rebalance_storm" not in findings and "crash_loop" not in findings
+    impact = result.verdict.impact
+    assert (impact["rebalances"], impact["failed"], round(impact["pause_ms"] / 1000, 1)) == (6, 0, 15.9)  # EXPECTED.md: 15.9 s
+
+
+def test_a_crash_loop_is_not_headlined_as_the_expiry_it_caused(analysis):
+    result = analysis("streams-crash-loop")
+    findings = {f.kind: f.severity for g in result.groups for f in g.findings}
+
+    assert result.verdict.cause == "crash_loop"
+    assert findings["heartbeat_expiry"] == "warning"  # it started no rebalance
+    assert findings["rebalance_storm"] == "warning"  # nothing failed, nobody paused long
+
+
+def test_the_verdict_is_the_first_section_of_every_document(analysis, render_text):
+    result = analysis("poll-timeout-cooperative")
+
+    assert render_text(result).startswith("verdict critical · poll timeout")
+    assert render_text(result, "markdown").split("\n## ")[1].startswith("Verdict\n\n**critical: poll timeout")
+    page = render_text(result, "html")
+    assert page.index('<section class="verdict">') < page.index('<dl class="summary">')
