@@ -223,7 +223,7 @@ def test_on_a_narrow_terminal_the_generation_table_folds_its_long_cells(analysis
     first = [line.split(" │ ") for line in table[2:5]]
     assert first[0][:3] == ["52 → 53   ", "10:12:03.515", "   6.3 s"]
     assert "".join(cells[5].strip() for cells in first) == "invoice-writer-1 (…93e1be4f5eea)"
-    assert "\x1b[33mmember_leave" in report  # member_leave in yellow, as in the wide table
+    assert "\x1b[93mmember_leave" in report  # member_leave in its own colour (bright yellow), as in the wide table
 
 
 def test_report_command_prints_summary_and_findings():

@@ -114,12 +114,12 @@ def _group_details(group: GroupAnalysis) -> Group:
         p = group.probing
         out.append(Text(f"  probing: {p.count} probing rebalances, median interval {duration(p.interval_ms)} "
                            f"(expected {duration(p.expected_interval_ms)})", style="yellow"))
-    out += _causes(group)
+    printed: set[tuple[str, int]] = set()  # each log line once per group; later mentions point back to it
+    out += _causes(group, printed)
     for finding in group.findings:
         out.append(Text.assemble(("  ● ", SEVERITY_STYLE[finding.severity]), (finding.severity, SEVERITY_STYLE[finding.severity]),
                                     " ", (finding.kind, "bold"), ": ", visible(finding.summary)))
-        for evidence in finding.evidence[:4]:
-            out.append(evidence_line(evidence, "      "))
+        out += _evidence_lines(finding.evidence[:4], printed)
         out.append(Text("    → " + finding.recommendation, style="green"))
     if group.pause_by_member:
         table = Table(title="pause by member", title_justify="left", header_style="bold", pad_edge=False)
@@ -153,7 +153,20 @@ def _generation_table(group: GroupAnalysis, width: int, palette: Palette) -> lis
     return ruled_table(GENERATION_COLUMNS, rows, width, GENERATION_FOLDABLE, palette)
 
 
-def _causes(group: GroupAnalysis) -> list[RenderableType]:
+def _evidence_lines(evidence: list[Evidence], printed: set[tuple[str, int]]) -> list[Text]:
+    """Evidence lines with their text the first time, as ``file:line (above)`` after that."""
+    lines = []
+    for item in evidence:
+        where = (item.file, item.line)
+        if where in printed:
+            lines.append(Text(f"      {visible(item.file)}:{item.line} (above)", style="dim"))
+        else:
+            printed.add(where)
+            lines.append(evidence_line(item, "      "))
+    return lines
+
+
+def _causes(group: GroupAnalysis, printed: set[tuple[str, int]]) -> list[RenderableType]:
     """Why each rebalance happened, with its evidence (the first rebalances of a storm stand for the rest)."""
     out: list[RenderableType] = []
     shown = group.rebalances[:MAX_DETAILED_REBALANCES]
@@ -162,8 +175,7 @@ def _causes(group: GroupAnalysis) -> list[RenderableType]:
         out.append(Text.assemble(("  ", ""), (generation_label(rebalance), "bold"), ": ",
                                     (cause.kind, CAUSE_STYLE.get(cause.kind, "bold")), f" ({cause.confidence:.0%}) — ",
                                     visible(cause.summary)))
-        for evidence in cause.evidence[:3]:
-            out.append(evidence_line(evidence, "      "))
+        out += _evidence_lines(cause.evidence[:3], printed)
         if cause.confirm and cause.confidence < CONFIRM_BELOW:
             out.append(Text(f"      to confirm: {cause.confirm}", style="dim"))
     if len(group.rebalances) > len(shown):

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..analysis.model import Analysis, GroupAnalysis, Rebalance
-from .words import CAUSE_STYLE, clock, duration, member_label, visible
+from .words import CAUSE_GLYPHS, CAUSE_STYLE, clock, duration, member_label, visible
 
 LABEL_WIDTH = 28
 MIN_COLUMNS = 20
@@ -27,6 +27,7 @@ def print_timeline(analysis: Analysis, console: Console) -> None:
         console.print(Text("No timestamped rebalance events to draw.", style="yellow"))
         return
     columns = max(MIN_COLUMNS, console.width - LABEL_WIDTH - 2)
+    plain = console.color_system is None  # without colour every cause needs a mark of its own
     span = max(end - start, timedelta(milliseconds=1))
     slots = [start + span * i / columns for i in range(columns + 1)]
     for group in analysis.groups:
@@ -34,7 +35,7 @@ def print_timeline(analysis: Analysis, console: Console) -> None:
             continue
         console.print(Text.assemble(("group ", "bold"), (visible(group.group_id), "bold cyan"),
                                     (f"  {len(group.rebalances)} rebalances · pause {duration(group.total_pause_ms)}", "dim")))
-        console.print(Text.assemble(_label("rebalances"), _group_row(group.rebalances, slots)))
+        console.print(Text.assemble(_label("rebalances"), _group_row(group.rebalances, slots, plain)))
         members = list(dict.fromkeys(m for r in group.rebalances for m in r.members))
         for member in members[:MAX_MEMBERS_SHOWN]:
             console.print(Text.assemble(_label(member_label(member, group)), _member_row(member, group, slots)))
@@ -43,8 +44,8 @@ def print_timeline(analysis: Analysis, console: Console) -> None:
     axis = f"{clock(start, True)}".ljust(columns // 2) + f"{clock(end, True)}".rjust(columns - columns // 2)
     console.print(Text(" " * LABEL_WIDTH + "  " + axis, style="dim"))
     legend = Text(" " * LABEL_WIDTH + "  ")
-    for cause, style in CAUSE_STYLE.items():
-        legend.append("█", style=style or "white").append(f" {cause}  ", style="dim")
+    for cause in dict.fromkeys(r.cause.kind for g in analysis.groups for r in g.rebalances):  # only the causes drawn
+        legend.append(_cause_mark(cause, plain), style=CAUSE_STYLE.get(cause, "white")).append(f" {cause}  ", style="dim")
     legend.append("✗ failed  ─ in group  █ paused", style="dim")
     console.print(legend)
 
@@ -59,7 +60,12 @@ def _overlaps(a_start: datetime, a_end: datetime, b_start: datetime, b_end: date
     return a_start <= b_end and b_start <= a_end
 
 
-def _group_row(rebalances: list[Rebalance], slots: list[datetime]) -> Text:
+def _cause_mark(cause: str, plain: bool) -> str:
+    """A block in the cause's colour; without colour, the cause's own letter."""
+    return CAUSE_GLYPHS.get(cause, "#") if plain else "█"
+
+
+def _group_row(rebalances: list[Rebalance], slots: list[datetime], plain: bool) -> Text:
     row = Text()
     for left, right in itertools.pairwise(slots):
         hits = [r for r in rebalances if r.started_at and _overlaps(r.started_at, r.ended_at or r.started_at, left, right)]
@@ -68,7 +74,7 @@ def _group_row(rebalances: list[Rebalance], slots: list[datetime]) -> Text:
         elif any(r.failed for r in hits):
             row.append("✗", style="bold magenta")
         else:
-            row.append("█", style=CAUSE_STYLE.get(hits[0].cause.kind, "white"))
+            row.append(_cause_mark(hits[0].cause.kind, plain), style=CAUSE_STYLE.get(hits[0].cause.kind, "white"))
     return row
 
 

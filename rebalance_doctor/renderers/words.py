@@ -14,19 +14,22 @@ from ..analysis.model import ClockZone, GroupAnalysis, Rebalance, Verdict
 CONTROL_SHOWN_AS = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)} | {127: "^?"} | {c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)}
 NODE_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
-# One palette of causes (schema.CAUSES): the terminal's style and the pictures' colour. A cause without a
-# terminal style is printed in the style of the text around it; one missing here is drawn in FALLBACK_COLOUR.
+# One palette of causes (schema.CAUSES): the terminal's style, the pictures' colour, and the glyph that stands
+# for the cause where there is no colour. Each cause has its own of each; one missing here is drawn in
+# FALLBACK_COLOUR.
 CAUSE_PALETTE = {
-    "heartbeat_expiry": ("red", "#d62728"), "poll_timeout": ("red", "#ff7f0e"),
-    "failed_rebalance_retry": ("magenta", "#6a3d9a"), "unknown": ("dim", "#9e9e9e"),
-    "static_member_fencing": ("magenta", "#c51b7d"), "coordinator_change": ("blue", "#1f77b4"),
-    "probing_rebalance": ("yellow", "#e6ab02"), "cooperative_followup": ("green", "#17becf"),
-    "member_join": ("green", "#2ca02c"), "member_leave": ("yellow", "#bcbd22"),
-    "version_probing": (None, "#a6761d"), "host_endpoint_change": (None, "#7570b3"),
-    "shutdown_requested": (None, "#8c564b"), "enforced": (None, "#e377c2"), "metadata_change": (None, "#9467bd"),
+    "heartbeat_expiry": ("red", "#d62728", "H"), "poll_timeout": ("bright_red", "#ff7f0e", "P"),
+    "failed_rebalance_retry": ("magenta", "#6a3d9a", "R"), "unknown": ("dim", "#9e9e9e", "?"),
+    "static_member_fencing": ("bright_magenta", "#c51b7d", "S"), "coordinator_change": ("blue", "#1f77b4", "C"),
+    "probing_rebalance": ("yellow", "#e6ab02", "W"), "cooperative_followup": ("cyan", "#17becf", "F"),
+    "member_join": ("green", "#2ca02c", "J"), "member_leave": ("bright_yellow", "#bcbd22", "L"),
+    "version_probing": ("bright_blue", "#a6761d", "V"), "host_endpoint_change": ("bright_cyan", "#7570b3", "E"),
+    "shutdown_requested": ("bright_black", "#8c564b", "D"), "enforced": ("white", "#e377c2", "A"),
+    "metadata_change": ("bright_green", "#9467bd", "M"),
 }
-CAUSE_STYLE = {cause: style for cause, (style, _) in CAUSE_PALETTE.items() if style}
-CAUSE_COLOURS = {cause: colour for cause, (_, colour) in CAUSE_PALETTE.items()}
+CAUSE_STYLE = {cause: style for cause, (style, _, _) in CAUSE_PALETTE.items()}
+CAUSE_COLOURS = {cause: colour for cause, (_, colour, _) in CAUSE_PALETTE.items()}
+CAUSE_GLYPHS = {cause: glyph for cause, (_, _, glyph) in CAUSE_PALETTE.items()}
 FALLBACK_COLOUR = "#9e9e9e"
 MAX_DETAILED_REBALANCES = 25  # per group: beyond that the table stands for the rest
 CONFIRM_BELOW = 0.9  # a cause this sure needs no "to confirm" hint in the terminal (JSON always has it)
