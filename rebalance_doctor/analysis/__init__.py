@@ -79,8 +79,9 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     rebalances: list[Rebalance] = []
     previous: Rebalance | None = None
     index, position, broker_members = TimeIndex(timeline), 0, set()
+    broker_log = {"broker log"} if any(e.component == "broker" for e in timeline) else set()
     for draft in candidates:
-        sides = {"broker" if e.component == "broker" else "client" for e in draft.events}
+        sides = {"broker" if e.component == "broker" else "client" for e in draft.events} | broker_log
         cause = with_runtime_trigger(attribute(draft, index, previous, sides), index, draft.first_at)
         stabilized = [e.at for e in draft.broker + draft.signals if e.at]
         position = track_broker_members(broker_members, timeline, position, min(stabilized) if stabilized else None)

@@ -138,6 +138,9 @@ def _cause(kind: str, confidence: float, member: str | None, events: list[Event]
 def _confirm(kind: str, sides: set[str]) -> str | None:
     """What the logs we do not have would add."""
     if "broker" not in sides:
+        if "broker log" in sides:  # a coordinator's log is among the inputs, yet silent about this rebalance
+            return ("the broker log at hand has no line of this rebalance: the log of this group's coordinator, "
+                    "for this time, would name the reason")
         return "the group coordinator's log would name the reason it started this rebalance"
     if "client" not in sides:
         if kind == "heartbeat_expiry":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 
 from .model import Evidence, Finding, LeaderChange, Probing, Rebalance
@@ -101,8 +102,34 @@ def probing(rebalances: list[Rebalance], expected_interval_ms: int) -> Probing |
                    expected_interval_ms=expected_interval_ms)
 
 
-def advice(kind: str, versions: dict[str, VersionRange]) -> str:
-    """The recommendation for a finding, with what the versions the logs prove change about it."""
+@dataclass(frozen=True)
+class GroupFacts:
+    """What the group's own lines reveal that changes the advice."""
+
+    kip848: bool = False  # group.protocol=consumer: the broker owns timeouts and assignment
+    streams: bool = False  # Kafka Streams: its assignor is already cooperative
+    connect: bool = False  # Kafka Connect workers: rebalance.timeout.ms bounds a rebalance
+    offer_cooperative: bool = False  # every member already lists a cooperative assignor among its protocols
+    broker_log: bool = False  # a coordinator's log is among the inputs
+
+
+def group_facts(timeline: list[Event], protocol: str | None) -> GroupFacts:
+    offered = [e.supported_protocols.lower() for e in timeline if e.supported_protocols]
+    return GroupFacts(
+        kip848=protocol == "consumer",
+        streams=any(e.component == "streams" for e in timeline) or any(o.strip() == "stream" for o in offered),
+        connect=any(e.component == "connect" for e in timeline),
+        offer_cooperative=bool(offered) and all("cooperative" in o for o in offered),
+        broker_log=any(e.component == "broker" for e in timeline),
+    )
+
+
+def advice(kind: str, versions: dict[str, VersionRange], facts: GroupFacts = GroupFacts()) -> str:
+    """The recommendation for a finding, with what the versions the logs prove and the group's own lines change
+    about it."""
+    specific = _specific_advice(kind, facts)
+    if specific is not None:
+        return specific
     text = ADVICE[kind]
     client, broker = versions.get("consumer"), versions.get("broker")
     if kind == "heartbeat_expiry" and client is not None:
@@ -119,6 +146,34 @@ def advice(kind: str, versions: dict[str, VersionRange]) -> str:
     return text
 
 
+def _specific_advice(kind: str, facts: GroupFacts) -> str | None:
+    """Advice the group's own lines make more precise than the general one (or None)."""
+    if facts.kip848 and kind == "heartbeat_expiry":
+        return ("A member stopped heartbeating for longer than its session timeout. With group.protocol=consumer the "
+                "timeout is the brokers' group.consumer.session.timeout.ms (default 45 s), not the client's "
+                "session.timeout.ms: look for GC pauses, CPU starvation or network trouble on that member first.")
+    if facts.kip848 and kind in ("member_churn", "rolling_restart", "long_pause"):
+        return ("The consumer protocol (group.protocol=consumer) already moves only the partitions that change owner, "
+                "and the brokers decide the assignment: cooperative-sticky and group.initial.rebalance.delay.ms do not "
+                "apply. Static membership (group.instance.id) lets a restarted member take its partitions back.")
+    if facts.connect and kind in ("poll_timeout", "failed_rebalances"):
+        return ("Connect workers: a rebalance waits at most rebalance.timeout.ms (default 60 s) for every worker; a worker "
+                "busy starting or stopping connectors and tasks longer than that is removed. Raise rebalance.timeout.ms, "
+                "or find the slow connector in that worker's log (max.poll.interval.ms does not apply to workers).")
+    if facts.offer_cooperative and kind == "eager_protocol":
+        return ("The group rebalances eagerly although every member already offers cooperative-sticky after an eager "
+                "assignor (their supported protocols): remove the eager assignor from partition.assignment.strategy, in "
+                "one rolling bounce, and rebalances will stop only the partitions that move.")
+    if facts.streams and kind in ("eager_protocol", "long_pause"):
+        return ("Kafka Streams' own assignor is cooperative (since 2.4): a long stop comes from restoring state, not from "
+                "the assignor. Standby replicas (num.standby.replicas) and warm-up replicas keep tasks ready elsewhere.")
+    if facts.broker_log and kind == "unexplained_rebalances":
+        return ("A broker log is among the inputs but names no reason for these rebalances: check that it is the log of "
+                "the group's coordinator (the broker leading its __consumer_offsets partition) and covers their time, "
+                "and add the members' logs around them.")
+    return None
+
+
 def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[LeaderChange], probe: Probing | None,
                    timeline: list[Event], protocol: str | None, versions: dict[str, VersionRange],
                    member_nodes: dict[str, str] | None = None) -> list[Finding]:
@@ -129,8 +184,10 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
     failed_count = sum(1 for r in rebalances if r.failed)
     total_pause = sum(p.pause_ms for r in rebalances for p in r.pauses)
 
+    facts = group_facts(timeline, protocol)
+
     def add(kind: str, summary: str, evidence: list[Evidence], severity: str | None = None) -> None:
-        findings.append(Finding(kind, severity or SEVERITY[kind], summary, evidence[:MAX_EVIDENCE], advice(kind, versions)))
+        findings.append(Finding(kind, severity or SEVERITY[kind], summary, evidence[:MAX_EVIDENCE], advice(kind, versions, facts)))
 
     restart = _rolling_restart(rebalances, member_nodes or {})
     if restart is not None:  # routine: said once, and not again as churn, a storm or a crash loop

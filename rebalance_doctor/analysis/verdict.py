@@ -15,6 +15,8 @@ from .model import GroupAnalysis, Rebalance, Verdict
 ACTIONS = {
     "heartbeat_expiry": ["Find what stalled {who} at {at} (GC pause, CPU starvation, network) in its own logs and metrics",
                          "Raise session.timeout.ms if such stalls are expected; static membership avoids rebalances on restarts"],
+    "heartbeat_expiry kip848": ["Find what stalled {who} at {at} (GC pause, CPU starvation, network) in its own logs and metrics",
+                                "Raise the brokers' group.consumer.session.timeout.ms if such stalls are expected"],
     "jvm_pause": ["Fix the {trigger} on {who}: heap size, allocation rate, GC settings",
                   "Raise session.timeout.ms only if such pauses cannot be avoided"],
     "poll_timeout": ["Make one poll loop of {who} fit max.poll.interval.ms: lower max.poll.records or speed up the per-record work",
@@ -101,7 +103,12 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
     title = f"{TITLES.get(kind, kind.replace('_', ' '))} in {scope}"
     who = _who(members, group) if members else "the member"
     trigger = next((r.cause.trigger for r in caused if r.cause.trigger), None)
-    advice = ACTIONS["jvm_pause"] if trigger and kind == "heartbeat_expiry" else ACTIONS.get(kind, [])
+    if trigger and kind == "heartbeat_expiry":
+        advice = ACTIONS["jvm_pause"]
+    elif kind == "heartbeat_expiry" and group.protocol == "consumer":  # KIP-848: the brokers own the session timeout
+        advice = ACTIONS["heartbeat_expiry kip848"]
+    else:
+        advice = ACTIONS.get(kind, [])
     actions = [a.format(who=who, at=at, trigger=trigger) for a in advice][:MAX_ACTIONS]
     nodes = [(m, group.member_nodes.get(m)) for m in members]
     severity = finding.severity if finding else "info"

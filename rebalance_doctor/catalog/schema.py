@@ -53,6 +53,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("leader_id", "str", "member id of the group leader when printed", True),
     Column("protocol", "str", "classic or consumer (KIP-848); eager / cooperative when printed", True),
     Column("assignor", "str", "partition assignor / selected protocol name", True),
+    Column("supported_protocols", "str", "the assignors a classic member offers, in its order of preference, as printed", True),
     Column("partitions", "str", "partitions or tasks as printed", True),
     Column("member_count", "int", "members (consumers) in the generation", True),
     Column("client_count", "int", "Streams client nodes in the rebalance", True),
