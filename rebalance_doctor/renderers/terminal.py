@@ -57,6 +57,8 @@ def _verdict(verdict: Verdict) -> Group:
     if verdict.impact["rebalances"]:
         lines.append(Text("  impact: " + impact_text(verdict), style="dim"))
     lines += [Text.assemble(("  → ", "bold"), visible(action)) for action in verdict.actions]
+    for line in lines:  # read first, so folded to the screen rather than run off it
+        line.no_wrap, line.overflow = False, "fold"
     return Group(*lines, Text(""))
 
 
@@ -87,6 +89,8 @@ def _summary(analysis: Analysis) -> Panel:
     if skews:
         lines.append(Text("clock skew vs " + visible(short.get(skews[0].reference, skews[0].reference)) + ": " + ", ".join(
             f"{visible(short.get(s.file, s.file))} {s.skew_ms:+d} ms" for s in skews), style="dim"))
+    for line in lines:  # a narrow terminal folds the summary's lines instead of cutting them at the panel's edge
+        line.no_wrap, line.overflow = False, "fold"
     return Panel(Group(*lines), title="rebalance-doctor report", title_align="left", expand=False)
 
 
