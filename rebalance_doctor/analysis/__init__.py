@@ -100,6 +100,10 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     changes = leader_changes(rebalances)
     probe = probing(rebalances, probing_interval_ms)
     member_nodes = {e.member_id: e.node for e in timeline if e.member_id and e.node and e.component != "broker"}
+    for rebalance in rebalances:  # a member id means little to a reader; the pod it ran on tells where to look
+        member = rebalance.cause.member
+        if member and member_nodes.get(member) and member in rebalance.cause.summary:
+            rebalance.cause.summary = rebalance.cause.summary.replace(member, f"{member} ({member_nodes[member]})", 1)
     return GroupAnalysis(
         group_id=group_id,
         coordinator=coordinator_of(timeline),

@@ -202,7 +202,8 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
         hits = by_cause.get(kind, [])
         if hits:
             members = sorted({r.cause.member for r in hits if r.cause.member})
-            who = f": {', '.join(members)}" if members else ""
+            named = [f"{m} ({member_nodes[m]})" if member_nodes and member_nodes.get(m) else m for m in members]
+            who = f": {', '.join(named)}" if named else ""
             add(kind, f"{len(hits)} rebalance(s) of {group_id} caused by {kind.replace('_', ' ')}{who}", _evidence(hits))
     for kind, event_kinds in (("heartbeat_expiry", ("member_expired", "session_timeout")), ("poll_timeout", ("poll_timeout",))):
         if not by_cause.get(kind):  # it happened inside a rebalance something else had started
