@@ -49,3 +49,29 @@ def test_the_verdict_is_the_first_section_of_every_document(analysis, render_tex
     assert render_text(result, "markdown").split("\n## ")[1].startswith("Verdict\n\n**critical: poll timeout")
     page = render_text(result, "html")
     assert page.index('<section class="verdict">') < page.index('<dl class="summary">')
+
+
+def test_a_rebalance_that_failed_while_the_coordinator_moved_is_not_blamed_on_slow_callbacks():
+    """Scenario: a broker restarts and the coordinator of the group moves; the rebalance under way fails and the
+    members retry. The verdict says the coordinator moved, and does not send anyone after slow callbacks."""
+    from datetime import UTC, datetime, timedelta
+
+    from rebalance_doctor.analysis.model import Cause, Evidence, Finding, GroupAnalysis, Rebalance
+    from rebalance_doctor.analysis.verdict import verdict
+
+    at = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    moved = Evidence("broker-2.log", 118, "Elected as the group coordinator for partition 3", at - timedelta(seconds=20))
+
+    def rebalance(generation: int, failed: bool, kind: str) -> Rebalance:
+        return Rebalance("orders", generation - 1, generation, at + timedelta(seconds=generation), None, None, "eager", None, "2",
+                         None, [], None, [], [], Cause(kind, 0.6, "", [moved]), [], failed=failed)
+
+    group = GroupAnalysis("orders", "2", "eager", [4, 5, 6], [rebalance(5, True, "member_join"), rebalance(6, False, "failed_rebalance_retry")],
+                          [], None, [Finding("failed_rebalances", "critical", "1 rebalance never completed", [], ""),
+                                     Finding("coordinator_change", "warning", "the coordinator moved", [moved], "")], {})
+
+    result = verdict([group])
+
+    assert result.cause == "failed_rebalances"
+    assert result.chain[0] == "the group coordinator moved: members had to find it again"
+    assert "coordinator moved" in result.actions[0] and "onPartitionsRevoked" not in " ".join(result.actions)

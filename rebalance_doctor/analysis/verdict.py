@@ -17,6 +17,9 @@ ACTIONS = {
                          "Raise session.timeout.ms if such stalls are expected; static membership avoids rebalances on restarts"],
     "heartbeat_expiry kip848": ["Find what stalled {who} at {at} (GC pause, CPU starvation, network) in its own logs and metrics",
                                 "Raise the brokers' group.consumer.session.timeout.ms if such stalls are expected"],
+    "failed_rebalances coordinator": ["The rebalance failed while the group coordinator moved (a broker restart or a "
+                                      "__consumer_offsets leadership change): members retry on their own; check why that broker "
+                                      "restarted if it was not planned"],
     "jvm_pause": ["Fix the {trigger} on {who}: heap size, allocation rate, GC settings",
                   "Raise session.timeout.ms only if such pauses cannot be avoided"],
     "poll_timeout": ["Make one poll loop of {who} fit max.poll.interval.ms: lower max.poll.records or speed up the per-record work",
@@ -96,7 +99,8 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
     at = f"{first.started_at:%H:%M:%S}" if first.started_at else "the start"
     chain = _chain(kind, group, caused, members, at)
     moved = next((f for f in group.findings if f.kind == "coordinator_change"), None)
-    if kind in ("heartbeat_expiry", "failed_rebalances") and moved is not None and _shortly_before(moved.evidence, first):
+    coordinator_moved = kind in ("heartbeat_expiry", "failed_rebalances") and moved is not None and _shortly_before(moved.evidence, first)
+    if coordinator_moved:
         chain.insert(0, "the group coordinator moved: members had to find it again")
     others = len(rebalanced) - 1
     scope = f"{group.group_id}" + (f" (and {others} other group{'s' if others > 1 else ''})" if others else "")
@@ -105,6 +109,8 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
     trigger = next((r.cause.trigger for r in caused if r.cause.trigger), None)
     if trigger and kind == "heartbeat_expiry":
         advice = ACTIONS["jvm_pause"]
+    elif kind == "failed_rebalances" and coordinator_moved:  # not slow callbacks: the coordinator went away
+        advice = ACTIONS["failed_rebalances coordinator"]
     elif kind == "heartbeat_expiry" and group.protocol == "consumer":  # KIP-848: the brokers own the session timeout
         advice = ACTIONS["heartbeat_expiry kip848"]
     else:
