@@ -109,3 +109,13 @@ def test_a_tz_glob_that_names_no_input_stops_the_run(tmp_path: Path, monkeypatch
 
     assert result.exit_code == ExitStatus.ERROR
     assert "'renderer-2.log' names no input file" in result.stderr
+
+
+def test_the_library_takes_one_path_and_one_zone_as_plain_strings():
+    """From a notebook: `rd.load("dir", tz="UTC")` means one directory and one zone, not their characters."""
+    from rebalance_doctor import load
+
+    logs = load(str(SAMPLES / INCIDENT), tz="UTC", groups="ledger-sync")
+
+    assert logs.files_read == 5 and set(logs.events["group_id"].drop_nulls()) == {"ledger-sync"}
+    assert len(logs.zoned_files) == 5  # a zone for every file: read as told

@@ -87,6 +87,7 @@ def load(
     event_rows = TableBuilder()
     if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
         paths = [paths]
+    patterns, tz, groups, members = (_one_or_many(value) for value in (patterns, tz, groups, members))
     if engine == "polars":
         expansion = expand([os.fspath(path) for path in paths])
         zones, told = zones_for(expansion.sources, tuple(tz))
@@ -109,6 +110,11 @@ def load(
     problems += [f"{scan.source.display}:{line}: line of {size:,} bytes cut to {MAX_LINE_BYTES:,} for matching"
                  for scan in scans for line, size in scan.cut_lines]
     return LogSet(table, scans, problems, told)
+
+
+def _one_or_many(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """``tz="UTC"`` means one zone, not three letters."""
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def _scan_polars(
