@@ -83,11 +83,11 @@ def load(
     disk; stdin counts as 0). Inputs over 32 MB are scanned by spawned processes: call from under
     ``if __name__ == "__main__":`` in a script.
     """
-    catalog = catalog or load_catalog(tuple(patterns))
-    event_rows = TableBuilder()
     if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
         paths = [paths]
     patterns, tz, groups, members = (_one_or_many(value) for value in (patterns, tz, groups, members))
+    catalog = catalog or load_catalog(patterns)
+    event_rows = TableBuilder()
     if engine == "polars":
         expansion = expand([os.fspath(path) for path in paths])
         zones, told = zones_for(expansion.sources, tuple(tz))
