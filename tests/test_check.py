@@ -102,7 +102,8 @@ def test_failed_rebalances_fail_max_failed_with_where_they_started_and_how_they_
 
 
 def test_max_pause_is_the_groups_total_pause_eager_bounce_fails_where_cooperative_passes(analysis):
-    """The same three-pod rolling bounce: eager stops every member each time (15.9 s in total), cooperative 8.8 s."""
+    """The same three-pod rolling bounce: eager stops every member each time (15.9 s in total); cooperative only
+    moves the restarted pod's partitions, so almost nobody holds nothing (77 ms)."""
     budget = Rules(max_pause_ms=10_000)
     eager = evaluate(analysis("rolling-bounce-eager"), budget)
     cooperative = evaluate(analysis("rolling-bounce-cooperative"), budget)
@@ -112,7 +113,7 @@ def test_max_pause_is_the_groups_total_pause_eager_bounce_fails_where_cooperativ
     assert (actual_text(pause), limit_text(pause)) == ("15.9 s", "≤ 10.0 s")
     assert "longest: invoice-writer-0" in summary(pause) and "12.2 s" in summary(pause)
     assert where(pause.evidence)[0] == "sample_logs/rolling-bounce-eager/broker-1/server.log:247"  # its 4.8 s pause
-    assert cooperative.passed and actual_text(cooperative.results[0]) == "8.8 s"
+    assert cooperative.passed and actual_text(cooperative.results[0]) == "77 ms"
 
 
 def test_a_group_named_but_absent_from_the_logs_is_still_reported(analysis):

@@ -16,6 +16,7 @@ from .causes import attribute, with_runtime_trigger
 from .clocks import align_clocks
 from .findings import group_findings, leader_changes, probing
 from .model import Analysis, GroupAnalysis, Rebalance
+from .pauses import attribute_pauses, holding_pauses
 from .rebalances import (
     assemble,
     coordinator_of,
@@ -92,6 +93,8 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     for earlier in rebalances[:-1]:
         if not earlier.completed and earlier.to_generation is not None:
             earlier.failed = True  # another rebalance began before this one reached a stable generation
+    found, printing_members = holding_pauses(timeline, protocol, starts)
+    attribute_pauses(rebalances, found, printing_members)
     pause_by_member: dict[str, int] = defaultdict(int)
     for rebalance in rebalances:
         for pause in rebalance.pauses:

@@ -286,10 +286,10 @@ class FileTruth:
 class Truth:
     """The ground truth of one simulated incident, from the model (never read back from the files).
 
-    pause_ms: how long each member stopped processing because of rebalances: eager protocol, from revoking (or
-    losing) its partitions to being assigned again; cooperative, only members that revoked partitions, from the
-    revocation to the follow-up round's assignment. A member that leaves for good, or a static member restarting
-    without a rebalance, is not paused by a rebalance.
+    pause_ms: how long each member held no partitions because of rebalances: eager protocol, from revoking (or
+    losing) its partitions to being assigned again; cooperative, only members whose revocation took every partition
+    they held, from the revocation to the follow-up round's assignment (a partial revocation is no pause). A member
+    that leaves for good, or a static member restarting without a rebalance, is not paused by a rebalance.
     """
 
     scenario: str
@@ -368,6 +368,7 @@ class Member:
     generation: int | None = None
     # cooperative: the lines of a partition revocation that asks for a follow-up round
     revoked_at: datetime | None = None
+    revoked_all: bool = False  # the revocation took every partition the member held: it holds nothing until the next round
     revoke_record: Record | None = None
     need_revoke_record: Record | None = None
     request_record: Record | None = None
@@ -721,6 +722,7 @@ class Simulation:
                 self.client_says(m, "client.updating_assignment", t, assigned_partitions=new, owned_partitions=m.owned,
                                  added_partitions=added, revoked_partitions=revoked)
                 if revoked:
+                    m.revoked_all = set(revoked) == set(m.owned)
                     t = ms(t, self.jitter(1, 5))
                     m.revoke_record = self.client_says(m, "client.revoke", t, revoked_partitions=revoked)
                     t = ms(t, self.jitter(5, 60))
@@ -829,9 +831,9 @@ class Simulation:
         # then, and always rejoins after); the bare broker reason "Updating metadata for member X" proves nothing
         with_client_reason = prepare_record if prepare_record and short and short in str(prepare_record.values.get("reason")) else None
         evidence = [first.request_record, first.need_revoke_record, with_client_reason, first.revoke_record]
-        # cooperative: a member that revoked partitions stops processing them until the second round hands out
-        # the rest (the issue's definition: under cooperative, only members that revoked pause)
-        revoked_from = {m.member_id: (m.revoke_record.t if m.revoke_record else m.revoked_at) for m in revokers}
+        # cooperative: a member that revoked some partitions keeps processing the rest, no pause; one whose revocation
+        # took everything holds nothing until the second round hands it partitions again
+        revoked_from = {m.member_id: (m.revoke_record.t if m.revoke_record else m.revoked_at) for m in revokers if m.revoked_all}
         end, _ = self.complete(t0, joins, revoked_from, cause="cooperative_followup", cause_member=first, evidence=evidence,
                                supporting=[m.revoke_record for m in revokers], prepare_record=prepare_record, followup=True)
         return end
