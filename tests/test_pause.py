@@ -48,3 +48,41 @@ def test_cooperative_rebalances_stop_nobody_who_kept_partitions(analysis):
 
     assert sum(pause_by_pod(result).values()) < 100  # only a member that gave up all it held, for a moment
     assert result.verdict.impact["pause_ms"] < 100
+
+
+def _event(kind: str, at_s: float, partitions: str | None = None, member: str = "m-1"):
+    from datetime import UTC, datetime, timedelta
+
+    from rebalance_doctor.analysis.timeline import Event
+    from rebalance_doctor.catalog.schema import COLUMN_NAMES
+
+    at = datetime(2025, 3, 18, 9, 14, tzinfo=UTC) + timedelta(seconds=at_s)
+    values = dict.fromkeys(COLUMN_NAMES) | {"kind": kind, "partitions": partitions, "member_id": member, "ts": at,
+                                            "file": "app-0.log", "node": "app-0", "client_id": "consumer-app-1",
+                                            "component": "consumer"}
+    return Event(**values, at=at)
+
+
+def test_a_kip848_member_that_gives_up_everything_is_paused_until_its_next_assignment():
+    """The consumer protocol revokes partition by partition: a member whose revocations leave it with nothing waits
+    for the partitions the next epoch gives it (5 s here, not the few milliseconds of one callback)."""
+    from rebalance_doctor.analysis.pauses import holding_pauses
+
+    timeline = [_event("partitions_assigned", 0, "orders-1, orders-2"),
+                _event("partitions_revoked", 10, "orders-2"),  # partial: goes on with orders-1
+                _event("partitions_revoked", 20, "orders-1"),  # now it holds nothing
+                _event("partitions_assigned", 25, "orders-3")]
+
+    (pause,) = holding_pauses(timeline, "consumer")[0]
+
+    assert (pause.member, pause.node, pause.pause_ms) == ("m-1", "app-0", 5_000)
+
+
+def test_cooperative_moves_are_reported_apart_from_pauses(analysis, cli):
+    """The scale-out's two follow-up rounds hand 7 partitions to the new pods: each was unowned for about 2 s,
+    while every member went on with the rest (EXPECTED.md: 7 partitions moved)."""
+    moves = [m for r in analysis("scale-out-cooperative-followup").groups[0].rebalances for m in r.moves]
+
+    assert len(moves) == 7 and all(1_000 < m.unowned_ms < 3_000 for m in moves)
+    report = cli("report", "sample_logs/scale-out-cooperative-followup/").stdout
+    assert "7 partitions moved in 2 rebalances, each unowned 1.8 s–2.4 s; their owners kept processing the rest" in report

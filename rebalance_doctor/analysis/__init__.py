@@ -16,7 +16,7 @@ from .causes import attribute, with_runtime_trigger
 from .clocks import align_clocks
 from .findings import group_findings, leader_changes, probing
 from .model import Analysis, GroupAnalysis, Rebalance
-from .pauses import attribute_pauses, holding_pauses
+from .pauses import attribute_pauses, holding_pauses, partition_moves
 from .rebalances import (
     assemble,
     coordinator_of,
@@ -94,7 +94,7 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
         if not earlier.completed and earlier.to_generation is not None:
             earlier.failed = True  # another rebalance began before this one reached a stable generation
     found, printing_members = holding_pauses(timeline, protocol, starts)
-    attribute_pauses(rebalances, found, printing_members)
+    attribute_pauses(rebalances, found, printing_members, partition_moves(timeline, protocol))
     pause_by_member: dict[str, int] = defaultdict(int)
     for rebalance in rebalances:
         for pause in rebalance.pauses:

@@ -57,6 +57,16 @@ class MemberPause:
 
 
 @dataclass
+class PartitionMove:
+    """A partition that changed owner in a cooperative (or KIP-848) rebalance, and how long nobody processed it."""
+
+    partition: str
+    from_member: str | None
+    to_member: str | None
+    unowned_ms: int
+
+
+@dataclass
 class Rebalance:
     group_id: str
     from_generation: int | None
@@ -77,6 +87,7 @@ class Rebalance:
     failed: bool = False  # never reached a stable generation
     seen_by: list[str] = field(default_factory=list)  # broker, client
     completed: bool = True  # the logs show the group (or a member) stable at the new generation
+    moves: list[PartitionMove] = field(default_factory=list)  # cooperative / KIP-848: partitions revoked and reassigned
 
     @property
     def pause_ms(self) -> int:
@@ -290,6 +301,7 @@ def _group_dict(group: GroupAnalysis) -> dict[str, Any]:
                 },
                 "pause_ms": r.pause_ms,
                 "pauses": [_jsonable(asdict(p)) for p in r.pauses],
+                "moves": [asdict(m) for m in r.moves],
             }
             for r in group.rebalances
         ],

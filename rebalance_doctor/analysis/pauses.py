@@ -16,7 +16,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from datetime import datetime
 
-from .model import MemberPause, Rebalance
+from .model import MemberPause, PartitionMove, Rebalance
 from .timeline import Event
 
 CLOSING = {"consumer_lifecycle", "client_config"}  # a consumer closing or (re)starting: what follows is no pause
@@ -47,6 +47,30 @@ class _Holder:
 
     def reset(self) -> None:
         self.holds, self.since, self.member = frozenset(), None, None
+
+
+def partition_moves(timeline: list[Event], protocol: str | None) -> list[tuple[datetime, PartitionMove]]:
+    """Cooperative and KIP-848 rebalances move single partitions while their members go on with the rest: each
+    partition revoked by one member and assigned to another (or the same), with the time nobody owned it, and
+    when it was assigned."""
+    if protocol not in ("cooperative", "consumer"):
+        return []
+    printing = _printing_consumers(timeline)
+    revoked: dict[str, tuple[datetime, str | None]] = {}
+    moves = []
+    for event in timeline:
+        if event.component == "broker" or event.participant not in printing or event.at is None:
+            continue
+        who = event.member_id or _unnamed(event.participant)
+        if event.kind in ("partitions_revoked", "partitions_lost"):
+            for partition in partition_set(event.partitions):
+                revoked[partition] = (event.at, who)
+        elif event.kind == "partitions_assigned":
+            for partition in partition_set(event.partitions):
+                if partition in revoked:
+                    since, previous = revoked.pop(partition)
+                    moves.append((event.at, PartitionMove(partition, previous, who, _ms(since, event.at))))
+    return moves
 
 
 def holding_pauses(timeline: list[Event], protocol: str | None,
@@ -108,18 +132,24 @@ def _printing_consumers(timeline: list[Event]) -> set[tuple[str, str, str]]:
     return {p for p in printing if p in by_client or p[:2] not in clients_in}
 
 
-def attribute_pauses(rebalances: list[Rebalance], found: list[MemberPause], replaced: set[str]) -> None:
-    """Each pause goes to the rebalance whose assignment ended it; the episodes' pauses of ``replaced`` members go."""
+def attribute_pauses(rebalances: list[Rebalance], found: list[MemberPause], replaced: set[str],
+                     moves: list[tuple[datetime, PartitionMove]] = ()) -> None:
+    """Each pause (and partition move) goes to the rebalance whose assignment ended it; the episodes' pauses of
+    ``replaced`` members go."""
     for rebalance in rebalances:
         rebalance.pauses = [p for p in rebalance.pauses if p.estimated or p.member not in replaced]
     timed = sorted((r for r in rebalances if r.started_at is not None), key=lambda r: r.started_at)
+    if not timed:
+        return
     starts = [r.started_at for r in timed]
+
+    def owner(at: datetime | None) -> Rebalance:
+        return timed[max(0, bisect_right(starts, at) - 1)] if at is not None else timed[0]
+
     for pause in found:
-        index = bisect_right(starts, pause.ended_at) - 1 if pause.ended_at else -1
-        if index >= 0:
-            timed[index].pauses.append(pause)
-        elif timed:
-            timed[0].pauses.append(pause)
+        owner(pause.ended_at).pauses.append(pause)
+    for at, move in moves:
+        owner(at).moves.append(move)
 
 
 def _restarted_between(starts: dict[tuple[str, str], list[datetime]], participant: tuple[str, str, str],

@@ -23,6 +23,7 @@ from .words import (
     generation_label,
     impact_text,
     member_label,
+    moves_text,
     plural,
     short_names,
     visible,
@@ -174,6 +175,7 @@ def _impact(analysis: Analysis) -> list[str]:
           duration(max((r.duration_ms for r in g.rebalances if r.duration_ms is not None), default=None))]
          for g in analysis.groups),
         right=(1, 2, 3, 4)))
+    blocks += [f"Group {escape(g.group_id)}: {escape(moved)}." for g in analysis.groups if (moved := moves_text(g))]
     rows = [row for g in analysis.groups for row in _pause_rows(g)]
     if rows:
         blocks += ["Pause by member (time each member stopped processing, longest first):",

@@ -26,6 +26,7 @@ from .words import (
     generation_label,
     impact_text,
     member_label,
+    moves_text,
     plural,
     short_names,
     visible,
@@ -118,6 +119,9 @@ def _group_details(group: GroupAnalysis) -> Group:
         p = group.probing
         out.append(Text(f"  probing: {p.count} probing rebalances, median interval {duration(p.interval_ms)} "
                            f"(expected {duration(p.expected_interval_ms)})", style="yellow"))
+    moved = moves_text(group)
+    if moved:
+        out.append(Text(f"  {moved}", style="dim"))
     printed: set[tuple[str, int]] = set()  # each log line once per group; later mentions point back to it
     out += _causes(group, printed)
     for finding in group.findings:

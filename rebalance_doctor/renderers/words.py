@@ -117,3 +117,15 @@ def impact_text(verdict: Verdict) -> str:
     where = f" in {plural(groups, 'group')}" if groups > 1 else ""
     impact = verdict.impact
     return f"{plural(impact['rebalances'], 'rebalance')}{where} · {impact['failed']:,} failed · {duration(impact['pause_ms'])} of pause"
+
+
+def moves_text(group: GroupAnalysis) -> str | None:
+    """``7 partitions moved in 2 rebalances, each unowned 1.8–2.4 s; their owners kept processing the rest``."""
+    moves = [m for r in group.rebalances for m in r.moves]
+    if not moves:
+        return None
+    rounds = sum(1 for r in group.rebalances if r.moves)
+    low, high = min(m.unowned_ms for m in moves), max(m.unowned_ms for m in moves)
+    spread = duration(low) if low == high else f"{duration(low)}–{duration(high)}"
+    return (f"{plural(len(moves), 'partition')} moved in {plural(rounds, 'rebalance')}, each unowned {spread}; "
+            "their owners kept processing the rest")
