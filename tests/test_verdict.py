@@ -38,6 +38,8 @@ def test_a_crash_loop_is_not_headlined_as_the_expiry_it_caused(analysis):
     findings = {f.kind: f.severity for g in result.groups for f in g.findings}
 
     assert result.verdict.cause == "crash_loop"
+    assert "failed on one record (taskId=0_5, processor=fx-conversion, topic=price-updates, partition=5, offset=88123457: " \
+           "java.lang.IllegalStateException: No FX rate for XBT->EUR" in result.verdict.chain[0]  # the poison record
     assert findings["heartbeat_expiry"] == "warning"  # it started no rebalance
     assert findings["rebalance_storm"] == "warning"  # nothing failed, nobody paused long
 

@@ -186,8 +186,8 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
 
     facts = group_facts(timeline, protocol)
 
-    def add(kind: str, summary: str, evidence: list[Evidence], severity: str | None = None) -> None:
-        findings.append(Finding(kind, severity or SEVERITY[kind], summary, evidence[:MAX_EVIDENCE], advice(kind, versions, facts)))
+    def add(kind: str, summary: str, evidence: list[Evidence], severity: str | None = None, trigger: str | None = None) -> None:
+        findings.append(Finding(kind, severity or SEVERITY[kind], summary, evidence[:MAX_EVIDENCE], advice(kind, versions, facts), trigger))
 
     restart = _rolling_restart(rebalances, member_nodes or {})
     if restart is not None:  # routine: said once, and not again as churn, a storm or a crash loop
@@ -248,7 +248,10 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
             f"({len(unstable)} while the previous leader stayed in the group)", _leader_evidence(rebalances))
     loop = None if restart is not None and _all_routine(rebalances, restart[1]) else _crash_loop(rebalances, timeline)
     if loop:
-        add("crash_loop", loop[0], loop[1])
+        poison = next((e for e in timeline if e.kind == "record_failed" and e.partitions), None)
+        trigger = f"{poison.partitions}" + (f": {poison.error}" if poison.error else "") if poison else None
+        summary = loop[0] + (f"; the thread died on {trigger}" if trigger else "")
+        add("crash_loop", summary, ([poison.evidence] if poison else []) + loop[1], trigger=trigger)
     paused = Counter()
     for rebalance in rebalances:
         for pause in rebalance.pauses:

@@ -117,6 +117,7 @@ class Finding:
     summary: str
     evidence: list[Evidence]
     recommendation: str
+    trigger: str | None = None  # what the logs show set it off (the record a stream thread died on)
 
 
 @dataclass
@@ -308,7 +309,8 @@ def _group_dict(group: GroupAnalysis) -> dict[str, Any]:
         "leader_changes": [_jsonable(asdict(c)) for c in group.leader_changes],
         "probing": asdict(group.probing) if group.probing else None,
         "findings": [
-            {"kind": f.kind, "severity": f.severity, "summary": f.summary, "evidence": _evidence(f.evidence), "recommendation": f.recommendation}
+            {"kind": f.kind, "severity": f.severity, "summary": f.summary, "evidence": _evidence(f.evidence),
+             "recommendation": f.recommendation, "trigger": f.trigger}
             for f in group.findings
         ],
     }

@@ -27,7 +27,8 @@ ACTIONS = {
     "failed_rebalances": ["Read the leader's and the slow members' logs around {at}: long onPartitionsRevoked callbacks or "
                           "blocked poll loops keep a rebalance from completing"],
     "rebalance_storm": ["Find the member that starts each round (the causes below) and fix why it keeps leaving or failing"],
-    "crash_loop": ["Fix the exception {who} dies on; a poison record needs a handler that skips or dead-letters it"],
+    "crash_loop": ["Fix the exception {who} dies on; a poison record needs a handler that skips or dead-letters it "
+                   "(a processing exception handler)"],
     "static_member_fencing": ["Give every running instance its own group.instance.id"],
     "coordinator_change": ["Expected during broker restarts; otherwise check the broker that lost the __consumer_offsets partition"],
     "unstable_leader": ["Read the leaders' logs around the changes: the previous leader did not complete the rebalance"],
@@ -97,7 +98,7 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
         kind = "scale_out"
     first = caused[0]
     at = f"{first.started_at:%H:%M:%S}" if first.started_at else "the start"
-    chain = _chain(kind, group, caused, members, at)
+    chain = _chain(kind, group, caused, members, at, finding.trigger if finding else None)
     moved = next((f for f in group.findings if f.kind == "coordinator_change"), None)
     coordinator_moved = kind in ("heartbeat_expiry", "failed_rebalances") and moved is not None and _shortly_before(moved.evidence, first)
     if coordinator_moved:
@@ -127,7 +128,8 @@ def _shortly_before(evidence: list, rebalance: Rebalance) -> bool:
         e.ts is not None and timedelta(0) <= rebalance.started_at - e.ts <= COORDINATOR_REACH for e in evidence)
 
 
-def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: list[str], at: str) -> list[str]:
+def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: list[str], at: str,
+           found_trigger: str | None = None) -> list[str]:
     """Cause → effect, as far as the logs show it."""
     who = _who(members, group) if members else "a member"
     paused = sum(p.pause_ms for r in caused for p in r.pauses)
@@ -146,7 +148,8 @@ def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: li
     if kind == "scale_out":
         return [f"{who} joined", effect]
     if kind == "crash_loop":
-        return [f"{who} keeps failing and rejoining", effect]
+        failing = [f"a stream thread of {who} failed on one record ({found_trigger})"] if found_trigger else []
+        return [*failing, f"{who} keeps failing and rejoining", effect]
     if kind == "static_member_fencing":
         return [f"static members {who} were fenced or replaced (one group.instance.id on two instances?)", effect]
     if kind == "failed_rebalances":

@@ -135,6 +135,7 @@ KINDS: dict[str, str] = {
     "shutdown_requested": "a Streams client requests the application to shut down",
     "thread_replaced": "a stream thread is replaced or added after an error",
     "thread_failed": "a stream thread died with an uncaught exception",
+    "record_failed": "a stream task failed on one record: task, processor, topic, partition and offset (partitions), the exception (error)",
     "task_migrated": "tasks migrated / fenced / closed as zombies during a rebalance",
     "task_handling": "tasks created, suspended, closed or resumed around a rebalance",
     # the application's runtime
