@@ -12,7 +12,7 @@ from collections import defaultdict
 import polars as pl
 
 from ..collector import collector_paused
-from .causes import attribute, with_runtime_trigger
+from .causes import attribute, with_refused_commit, with_runtime_trigger
 from .clocks import align_clocks
 from .findings import group_findings, leader_changes, probing
 from .model import Analysis, GroupAnalysis, Rebalance
@@ -83,7 +83,8 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     broker_log = {"broker log"} if any(e.component == "broker" for e in timeline) else set()
     for draft in candidates:
         sides = {"broker" if e.component == "broker" else "client" for e in draft.events} | broker_log
-        cause = with_runtime_trigger(attribute(draft, index, previous, sides), index, draft.first_at)
+        cause = attribute(draft, index, previous, sides)
+        cause = with_refused_commit(with_runtime_trigger(cause, index, draft.first_at), index, draft.first_at)
         stabilized = [e.at for e in draft.broker + draft.signals if e.at]
         position = track_broker_members(broker_members, timeline, position, min(stabilized) if stabilized else None)
         rebalance = assemble(draft, previous, protocol, cause, set(broker_members), starts or {})

@@ -233,6 +233,23 @@ def _member_ids(episodes: list[Episode]) -> dict[tuple[str, str, str], str]:
     return {ep.participant: ep.member_id for ep in episodes if ep.member_id}
 
 
+COMMIT_REACH = timedelta(minutes=10)  # a removed member learns of it at its next commit, after its slow batch or pause
+
+
+def with_refused_commit(cause: Cause, index: TimeIndex, at: datetime | None) -> Cause:
+    """A member removed from the group (expired, timed out) whose next offset commit was refused: what it had
+    processed since its last commit is processed again by the partitions' new owners."""
+    if cause.kind not in STALLED_CAUSES or cause.member is None or at is None:
+        return cause
+    nodes = {e.node for e in index.events if e.member_id == cause.member and e.component != "broker" and e.node}
+    refused = next((e for e in index.between(at, at + COMMIT_REACH) if e.kind == "commit_failed" and e.node in nodes), None)
+    if refused is None:
+        return cause
+    return replace(cause, consequence=f"its offset commit was refused at {refused.at:%H:%M:%S}: the records it had processed "
+                                      "since its last commit will be processed again",
+                   evidence=[*cause.evidence, refused.evidence])
+
+
 def with_runtime_trigger(cause: Cause, index: TimeIndex, at: datetime | None) -> Cause:
     """A heartbeat expiry or poll timeout whose member's JVM had stopped just then: the pause, with the line that
     shows it, is the cause behind the cause."""

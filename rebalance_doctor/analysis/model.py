@@ -36,6 +36,7 @@ class Cause:
     member: str | None = None  # the member whose action started the rebalance
     confirm: str | None = None  # what the logs we do not have would confirm
     trigger: str | None = None  # what set off the cause on the member, when its own log shows it ("50.4 s JVM pause")
+    consequence: str | None = None  # what it cost the member beyond the pause (a refused offset commit: redelivery)
 
 
 @dataclass
@@ -298,6 +299,7 @@ def _group_dict(group: GroupAnalysis) -> dict[str, Any]:
                     "member": r.cause.member,
                     "confirm": r.cause.confirm,
                     "trigger": r.cause.trigger,
+                    "consequence": r.cause.consequence,
                     "evidence": _evidence(r.cause.evidence),
                 },
                 "pause_ms": r.pause_ms,

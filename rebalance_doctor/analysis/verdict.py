@@ -137,12 +137,13 @@ def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: li
     if paused:
         effect += f", {_pause(paused)} of pause"
     trigger = next((r.cause.trigger for r in caused if r.cause.trigger), None)
+    cost = [c for c in (next((r.cause.consequence for r in caused if r.cause.consequence), None),) if c]
     if kind == "heartbeat_expiry":
         stalled = f"{who} froze in a {trigger}" if trigger else f"{who} stopped heartbeating"
-        return [stalled, f"the coordinator expired it at {at}", effect]
+        return [stalled, f"the coordinator expired it at {at}", effect, *cost]
     if kind == "poll_timeout":
         stalled = f"{who} froze in a {trigger}" if trigger else f"{who} took longer than max.poll.interval.ms between two polls"
-        return [stalled, f"it left the group at {at}", effect]
+        return [stalled, f"it left the group at {at}", effect, *cost]
     if kind == "rolling_restart":
         return [f"{who} restarted one after another", "each left on shutdown and rejoined", effect]
     if kind == "scale_out":
