@@ -77,3 +77,11 @@ def test_a_rebalance_that_failed_while_the_coordinator_moved_is_not_blamed_on_sl
     assert result.cause == "failed_rebalances"
     assert result.chain[0] == "the group coordinator moved: members had to find it again"
     assert "coordinator moved" in result.actions[0] and "onPartitionsRevoked" not in " ".join(result.actions)
+
+
+def test_a_static_member_back_without_a_rebalance_is_no_rebalance(analysis):
+    """static-member-fencing, 14:06: ledger-sync-1 is evicted and back 51 s later; the coordinator swaps its member id
+    and says it "will not trigger rebalance". Only the four fencing rebalances of 14:31 are rebalances."""
+    rebalances = analysis("static-member-fencing").groups[0].rebalances
+
+    assert [(r.from_generation, r.to_generation) for r in rebalances] == [(17, 18), (18, 19), (19, 20), (20, 21)]

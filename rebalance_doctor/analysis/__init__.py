@@ -25,6 +25,7 @@ from .rebalances import (
     in_time_order,
     orphan_drafts,
     protocol_of,
+    skipped_by_coordinator,
     track_broker_members,
 )
 from .timeline import Event, TimeIndex, consumer_starts, files_and_nodes, group_timelines
@@ -77,6 +78,7 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     protocol = protocol_of(timeline)
     candidates = epoch_drafts(group_id, timeline) if protocol == "consumer" else drafts(group_id, timeline)
     candidates = in_time_order(candidates + orphan_drafts(group_id, timeline, candidates))
+    candidates = [d for d in candidates if not skipped_by_coordinator(d, timeline)]
     rebalances: list[Rebalance] = []
     previous: Rebalance | None = None
     index, position, broker_members = TimeIndex(timeline), 0, set()

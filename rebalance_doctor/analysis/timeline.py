@@ -16,6 +16,7 @@ from .model import ClockSkew, Evidence
 
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 UNNAMED_GROUP = "(group not in the logs)"
+BROKER_FOLLOW_UPS = {"rebalance_skipped"}  # coordinator lines that continue the previous one and name no group
 GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
                    "poll_timeout", "leave_group", "join_requested", "heartbeat_failed"}  # beyond this a pair is another rebalance, not a clock difference
 
@@ -79,13 +80,18 @@ def _timeline_groups(columns: dict[str, list[Any]]) -> list[str | None]:
     file_group: dict[tuple[str, str], str] = {}  # a Streams client's own lines name no group: its consumer's do
     groups: list[str | None] = []
     rows = zip(*(columns[name] for name in ("group_id", "component", "kind", "file", "node", "client_id", "thread")), strict=True)
+    broker_group: dict[str, str] = {}  # the group of the coordinator's last line, per file
     for group, component, kind, file, node, client, thread in rows:
         participant = file, node or "", client or thread or ""  # as Event.participant
         if group is not None:
             if component != "broker":
                 last_group[participant] = file_group[participant[:2]] = group
+            else:
+                broker_group[file] = group
         elif component != "broker" and (inherited := last_group.get(participant) or file_group.get(participant[:2])):
             group = inherited
+        elif kind in BROKER_FOLLOW_UPS and file in broker_group:
+            group = broker_group[file]  # the line right after the one that names the group
         elif kind in GROUPLESS_KINDS:
             group = UNNAMED_GROUP  # e.g. a Streams assignor line: the group is never printed
         groups.append(group)

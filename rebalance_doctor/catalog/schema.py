@@ -91,6 +91,7 @@ KINDS: dict[str, str] = {
     "member_removed": "the coordinator removes a member for another reason (join/sync timeout, admin)",
     "member_fenced": "a member is fenced (static member replaced, epoch mismatch, rebalance timeout)",
     "static_member_rejoined": "a static member rejoins with its group.instance.id (possibly without a rebalance)",
+    "rebalance_skipped": "the coordinator admits a member without a rebalance (a static member back in a Stable group)",
     "group_epoch_bumped": "KIP-848: the group epoch is bumped (subscription or membership changed)",
     "target_assignment": "KIP-848: a new target assignment is computed",
     "member_assignment": "KIP-848: a member's assignment / epoch changes (broker view)",
