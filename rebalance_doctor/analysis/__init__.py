@@ -78,7 +78,8 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     protocol = protocol_of(timeline)
     candidates = epoch_drafts(group_id, timeline) if protocol == "consumer" else drafts(group_id, timeline)
     candidates = in_time_order(candidates + orphan_drafts(group_id, timeline, candidates))
-    candidates = [d for d in candidates if not skipped_by_coordinator(d, timeline)]
+    skips = sorted(e.at for e in timeline if e.kind == "rebalance_skipped" and e.at)
+    candidates = [d for d in candidates if not skipped_by_coordinator(d, skips)]
     rebalances: list[Rebalance] = []
     previous: Rebalance | None = None
     index, position, broker_members = TimeIndex(timeline), 0, set()

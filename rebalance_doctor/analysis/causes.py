@@ -233,11 +233,6 @@ def _member_ids(episodes: list[Episode]) -> dict[tuple[str, str, str], str]:
     return {ep.participant: ep.member_id for ep in episodes if ep.member_id}
 
 
-def _member_nodes(index: TimeIndex, member: str) -> set[str]:
-    """The nodes whose own lines name this member."""
-    return {e.node for e in index.events if e.member_id == member and e.component != "broker" and e.node}
-
-
 COMMIT_REACH = timedelta(minutes=10)  # a removed member learns of it at its next commit, after its slow batch or pause
 
 
@@ -246,7 +241,7 @@ def with_refused_commit(cause: Cause, index: TimeIndex, at: datetime | None) -> 
     processed since its last commit is processed again by the partitions' new owners."""
     if cause.kind not in STALLED_CAUSES or cause.member is None or at is None:
         return cause
-    nodes = _member_nodes(index, cause.member)
+    nodes = index.member_nodes.get(cause.member, set())
     refused = next((e for e in index.between(at, at + COMMIT_REACH) if e.kind == "commit_failed" and e.node in nodes), None)
     if refused is None:
         return cause
@@ -260,7 +255,7 @@ def with_runtime_trigger(cause: Cause, index: TimeIndex, at: datetime | None) ->
     shows it, is the cause behind the cause."""
     if cause.kind not in STALLED_CAUSES or cause.member is None or at is None:
         return cause
-    nodes = _member_nodes(index, cause.member)
+    nodes = index.member_nodes.get(cause.member, set())
     pauses = [e for e in index.between(at - PAUSE_BEFORE, at + PAUSE_SEARCH)
               if e.kind == "jvm_pause" and e.node in nodes and e.at is not None and (e.duration_ms or 0) >= MIN_RUNTIME_PAUSE_MS
               and e.at - timedelta(milliseconds=e.duration_ms) <= at + PAUSE_AFTER and e.at >= at - PAUSE_BEFORE]

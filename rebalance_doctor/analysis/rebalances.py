@@ -498,13 +498,14 @@ def in_time_order(drafts: list[Draft]) -> list[Draft]:
 SKIP_REACH = timedelta(seconds=5)  # the coordinator's "no rebalance" line and the member's rejoin are moments apart
 
 
-def skipped_by_coordinator(draft: Draft, timeline: list[Event]) -> bool:
+def skipped_by_coordinator(draft: Draft, skips: list[datetime]) -> bool:
     """A member's rejoin that the coordinator said starts no rebalance (a static member back in a Stable group),
-    and no coordinator line of a rebalance: not a rebalance, whatever the member logged."""
-    if draft.starts or any(e.kind in ("group_stabilized", "assignment_received") for e in draft.broker):
+    and no coordinator line of a rebalance: not a rebalance, whatever the member logged. ``skips``: the times of
+    the coordinator's "no rebalance" lines, in order."""
+    if not skips or draft.starts or any(e.kind in ("group_stabilized", "assignment_received") for e in draft.broker):
         return False
     times = [e.at for e in draft.events if e.at]
     if not times:
         return False
-    first, last = min(times) - SKIP_REACH, max(times) + SKIP_REACH
-    return any(e.kind == "rebalance_skipped" and e.at is not None and first <= e.at <= last for e in timeline)
+    first = bisect.bisect_left(skips, min(times) - SKIP_REACH)
+    return first < len(skips) and skips[first] <= max(times) + SKIP_REACH

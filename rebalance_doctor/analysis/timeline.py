@@ -125,8 +125,11 @@ class TimeIndex:
                 last = event.at
             self.keys.append(last)
         self.first_seen: dict[tuple[str, str, str], Event] = {}
+        self.member_nodes: dict[str, set[str]] = defaultdict(set)  # the nodes whose own lines name each member
         for event in timeline:
             self.first_seen.setdefault(event.participant, event)
+            if event.member_id and event.node and event.component != "broker":
+                self.member_nodes[event.member_id].add(event.node)
 
     def coordinator_moved(self, found: Event) -> bool:
         """A member found a coordinator other than the one the group had before (not just lost and found again)."""
