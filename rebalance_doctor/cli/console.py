@@ -8,6 +8,7 @@ streams, ``NO_COLOR``, ``--color`` and isatty.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from contextvars import ContextVar
@@ -82,3 +83,20 @@ def use_environment(environment: Environment) -> None:
 def environment() -> Environment:
     """The environment of the command being run."""
     return _CURRENT.get()
+
+
+def is_broken_pipe(exc: BaseException) -> bool:
+    """The reader of stdout went away (``| head -1``): polars reports it as a plain OSError naming EPIPE."""
+    return isinstance(exc, BrokenPipeError) or (isinstance(exc, OSError) and (
+        exc.errno == errno.EPIPE or f"os error {errno.EPIPE})" in str(exc)))
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so that nothing more fails on the pipe nobody reads (grep's and rg's behaviour)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no descriptor behind it (a test's stream): nothing to silence
+        pass
+    finally:
+        os.close(devnull)

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from .console import ExitStatus, environment
+from .console import ExitStatus, environment, is_broken_pipe, silence_stdout
 
 
 class EngineName(StrEnum):
@@ -88,6 +88,11 @@ def reads_logs(command):
             return command(options=options, **kwargs)
         except KeyboardInterrupt:  # typer would exit 130 without a word
             raise fail("interrupted", ExitStatus.INTERRUPTED) from None
+        except OSError as exc:
+            if not is_broken_pipe(exc):
+                raise
+            silence_stdout()  # `| head`: the reader has what it wanted
+            raise typer.Exit(int(ExitStatus.OK)) from None
 
     wrapper.__signature__ = inspect.Signature(own + _LOG_OPTIONS)
     return wrapper

@@ -20,6 +20,9 @@ SINGLE_BLAS_THREAD = ("OPENBLAS_NUM_THREADS", "1")
 
 
 def main() -> None:
+    for name in ("stdout", "stderr"):  # started with a stream closed (`>&-`): its output goes nowhere, quietly
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - for the life of the process
     for setting in (POLARS_ALLOCATOR, SINGLE_BLAS_THREAD):  # before polars and numpy are first imported; the scan processes inherit them
         os.environ.setdefault(*setting)
     try:
