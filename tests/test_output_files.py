@@ -57,3 +57,47 @@ def test_a_gate_over_logs_without_a_kafka_line_fails(cli, tmp_path: Path):
 
     assert result.exit_code == ExitStatus.ERROR
     assert "no Kafka rebalance line in the inputs" in result.stderr
+
+
+def test_an_output_that_names_a_directory_is_refused(cli, tmp_path: Path):
+    result = cli("report", INCIDENT, "--format", "html", "-o", f"{tmp_path}/reports/")
+
+    assert result.exit_code == ExitStatus.ERROR
+    assert "is a directory: give a file name in it" in result.stderr
+    assert not (tmp_path / "reports").exists()
+
+
+def test_an_output_that_is_one_of_the_inputs_is_refused(cli, tmp_path: Path):
+    log = tmp_path / "server.log"
+    log.write_bytes(Path(INCIDENT, "broker-1", "server.log").read_bytes())
+    before = log.read_bytes()
+
+    result = cli("report", str(log), "--format", "markdown", "-o", str(log))
+
+    assert result.exit_code == ExitStatus.ERROR and "is one of the inputs" in result.stderr
+    assert log.read_bytes() == before
+
+
+def test_a_report_written_into_the_logs_folder_is_not_read_back(cli, tmp_path: Path):
+    """Run twice, `report logs/ -o logs/incident.json` gives the same report: the first one's file is no input."""
+    import shutil
+
+    logs = shutil.copytree(INCIDENT, tmp_path / "logs")
+    out = logs / "incident.json"
+
+    counts = []
+    for _ in range(2):
+        assert cli("report", str(logs), "-o", str(out)).exit_code == ExitStatus.OK
+        counts.append(json.loads(out.read_text())["verdict"]["impact"])
+    assert counts[0] == counts[1] and counts[0]["rebalances"] == 13
+
+
+def test_a_file_planted_at_the_old_temporary_name_cannot_redirect_the_write(cli, tmp_path: Path):
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    (tmp_path / ".incident.html.partial").symlink_to(target)
+
+    assert cli("report", INCIDENT, "-o", str(tmp_path / "incident.html")).exit_code == ExitStatus.OK
+    assert target.read_text() == "keep me"
+    assert (tmp_path / "incident.html").read_text().startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".incident.html.partial", "incident.html", "precious.txt"]

@@ -22,6 +22,7 @@ from .options import (
     exit_1_when_nothing_found,
     fail,
     load_logs,
+    output_file,
     reads_logs,
     spark_session_for,
 )
@@ -46,7 +47,8 @@ class ReportFormat(StrEnum):
 @reads_logs
 def events(
     paths: Paths = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the table to a .parquet, .csv or .ndjson file.", metavar="FILE")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the table to a .parquet, .csv or .ndjson file.",
+                                                metavar="FILE", parser=output_file)] = None,
     format: Annotated[EventFormat, typer.Option("--format", "-f", help="Output format on stdout.")] = EventFormat.table,
     kind: Kinds = [],
     options: LogOptions = None,  # filled by @reads_logs
@@ -62,7 +64,7 @@ def events(
         rebalance-doctor events broker-*/server.log -o events.parquet --group orders
     """
     check_kinds(kind)
-    logs = load_logs(paths, options)
+    logs = load_logs(paths, options, outputs=(output,))
 
     from ..renderers.event_lines import print_table, write_csv, write_file, write_ndjson
     from ..table.event_table import filter_table
@@ -129,7 +131,8 @@ def report(
         "--format", "-f", help=("terminal (rich; the default on stdout), json (docs/json-report.md), markdown (a post-mortem "
         "document), html (one self-contained file with the timeline), svg or png (the timeline picture alone). With -o, "
         "the file's extension chooses it (.txt .json .md .html .svg .png)."), show_default=False)] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to a file instead of stdout.", metavar="FILE")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to a file instead of stdout.",
+                                                metavar="FILE", parser=output_file)] = None,
     probing_interval: Annotated[str, typer.Option(
         "--probing-interval", help=("Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s)."), metavar="DURATION")] = "10m",
     options: LogOptions = None,  # filled by @reads_logs
@@ -157,7 +160,7 @@ def report(
             format = ReportFormat(format_for(output)) if output is not None else ReportFormat.terminal
         except ValueError as exc:
             raise fail(str(exc)) from None
-    analysis = analyze_logs(paths, options, probing_interval)
+    analysis = analyze_logs(paths, options, probing_interval, outputs=(output,))
 
     env = environment()
     binary = format is ReportFormat.png
@@ -210,7 +213,8 @@ def check(
     max_pause: Annotated[str | None, typer.Option(
         "--max-pause", help=("At most this much total pause per group (600000, 90s, 10m)."), metavar="DURATION")] = None,
     rules_file: Annotated[Path | None, typer.Option("--rules", help="A rules file (YAML; see examples/rebalance-rules.yaml).", metavar="FILE")] = None,
-    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML: one test case per rule and group.", metavar="FILE")] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML: one test case per rule and group.", metavar="FILE",
+                                               parser=output_file)] = None,
     github: Annotated[bool, typer.Option("--github", help="Print GitHub Actions ::error annotations at the evidence lines.")] = False,
     options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
@@ -231,7 +235,7 @@ def check(
                       {"fail_on": fail_on, "max_rebalances": max_rebalances, "max_failed": max_failed, "max_pause": max_pause})
     except ValueError as exc:
         raise fail(str(exc)) from None
-    analysis = analyze_logs(paths, options)
+    analysis = analyze_logs(paths, options, outputs=(junit,))
     if not analysis.buckets.get("matched"):  # a gate over the wrong folder (or a broken log collection) must not pass
         raise fail("no Kafka rebalance line in the inputs: nothing to check (are these the broker and client logs?)")
     result = evaluate(analysis, rules, tuple(options.group))

@@ -7,16 +7,26 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import os
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.text import Text
 
 from .console import ExitStatus, environment, is_broken_pipe, silence_stdout
+
+
+def output_file(text: str) -> Path:
+    """An output option's value: a file name. ``-o reports/`` (a directory) would otherwise become a file named ``reports``."""
+    path = Path(text)
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        raise typer.BadParameter(f"{text!r} is a directory: give a file name in it (e.g. {path / 'incident.html'})")
+    return path
 
 
 class EngineName(StrEnum):
@@ -142,14 +152,21 @@ def spark_session_for(options: LogOptions):
     return spark_session(SparkSettings.parse(options.master, options.spark_conf))
 
 
-def load_logs(paths, options: LogOptions):
+def load_logs(paths, options: LogOptions, outputs: tuple[Path | None, ...] = ()):
     """Load logs (or an event store) through the library, report problems and line buckets on stderr.
+    ``outputs``: the files the command writes; never read as input (a report written into the logs' folder),
+    and never an input named on the command line (it would be destroyed).
     Modules that import polars are imported after this returns (here and in the commands): polars
     is slow to import, and the scan processes spend that time starting up instead of waiting for it."""
     from .. import load
     from ..catalog import CatalogError
     from ..engines.spark import SparkEngineError, SparkSettings
 
+    written = tuple(path for path in outputs if path is not None)
+    named = {os.path.realpath(p) for p in (paths or []) if os.path.isfile(p)}
+    for path in written:
+        if os.path.realpath(path) in named:
+            raise fail(f"{path} is one of the inputs: writing there would destroy it; choose another file name")
     try:
         if options.events is not None:
             logs = read_store(paths, options)
@@ -167,6 +184,7 @@ def load_logs(paths, options: LogOptions):
                     progress=progress,
                     engine=options.engine.value,
                     spark=SparkSettings.parse(options.master, options.spark_conf),
+                    exclude=written,
                 )
     except CatalogError as exc:
         raise fail(f"bad catalog entry: {exc}") from None
@@ -237,10 +255,10 @@ def check_kinds(kinds: list[str]) -> None:
         raise fail(f"unknown kind {', '.join(unknown)}; known kinds: {', '.join(KINDS)}")
 
 
-def analyze_logs(paths, options: LogOptions, probing_interval: str = "10m"):
+def analyze_logs(paths, options: LogOptions, probing_interval: str = "10m", outputs: tuple[Path | None, ...] = ()):
     """Load the logs and analyze them with the catalog's version ranges (shared by report, timeline, check)."""
     interval_ms = duration_option(probing_interval, "--probing-interval")
-    logs = load_logs(paths, options)
+    logs = load_logs(paths, options, outputs)
 
     from .. import analyze
     from ..catalog import CatalogError

@@ -75,11 +75,13 @@ def load(
     progress: Callable[[int, int], None] | None = None,
     engine: str = "polars",
     spark: SparkSettings | None = None,
+    exclude: tuple[str | os.PathLike, ...] = (),
 ) -> LogSet:
     """Read broker and client logs into one event table, merged across files in time order.
 
     ``engine`` is ``polars`` (embedded, the default) or ``spark`` (``spark`` says where it runs); both
-    give the same table. ``progress(bytes_done, bytes_total)`` is called as files finish (sizes on
+    give the same table. ``exclude``: files never to read, though a directory or glob names them (the
+    report being written into the logs' folder). ``progress(bytes_done, bytes_total)`` is called as files finish (sizes on
     disk; stdin counts as 0). Inputs over 32 MB are scanned by spawned processes: call from under
     ``if __name__ == "__main__":`` in a script.
     """
@@ -89,7 +91,7 @@ def load(
     catalog = catalog or load_catalog(patterns)
     event_rows = TableBuilder()
     if engine == "polars":
-        expansion = expand([os.fspath(path) for path in paths])
+        expansion = _without(expand([os.fspath(path) for path in paths]), exclude)
         zones, told = zones_for(expansion.sources, tuple(tz))
         scans = _scan_polars(expansion, catalog, zones, collect_unmatched, progress, event_rows)
     elif engine == "spark":
@@ -110,6 +112,15 @@ def load(
     problems += [f"{scan.source.display}:{line}: line of {size:,} bytes cut to {MAX_LINE_BYTES:,} for matching"
                  for scan in scans for line, size in scan.cut_lines]
     return LogSet(table, scans, problems, told)
+
+
+def _without(expansion: Expansion, exclude: tuple[str | os.PathLike, ...]) -> Expansion:
+    """The expansion less the files ``exclude`` names (compared as resolved paths)."""
+    if not exclude:
+        return expansion
+    excluded = {os.path.realpath(path) for path in exclude}
+    kept = [s for s in expansion.sources if s.path is None or os.path.realpath(s.path) not in excluded]
+    return Expansion(kept, expansion.problems)
 
 
 def _one_or_many(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
