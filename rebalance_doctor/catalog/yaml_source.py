@@ -1,6 +1,8 @@
 """YAML that remembers where things are: every mapping knows its line and the line of each key, so that a
 bad catalog entry or rules file is reported at ``file:line``. Duplicate keys are errors, not silent
-overrides. Shared by the catalogs and the ``check`` rules file."""
+overrides. Aliases (``*name``) and nesting deeper than a catalog ever needs are refused before anything
+is built: a few hundred bytes of aliases can stand for gigabytes. Shared by the catalogs and the ``check``
+rules file."""
 
 from __future__ import annotations
 
@@ -50,13 +52,34 @@ def _line_loader() -> type:
     return LineLoader
 
 
+MAX_DEPTH = 32  # catalogs and rules files nest a few levels; far deeper is a mistake or an attack
+
+
+def _check_shape(text: str, path: str | Path, error: type[CatalogError]) -> None:
+    """Refuse aliases and deep nesting, from the parser's events (nothing is built yet)."""
+    import yaml
+
+    depth = 0
+    for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        if isinstance(event, yaml.AliasEvent):
+            raise error(path, event.start_mark.line + 1, "aliases (*name) are not allowed: write the value out")
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise error(path, event.start_mark.line + 1, f"nested deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
 def read_yaml(path: str | Path, what: str, error: type[CatalogError] = CatalogError) -> Any:
     """The document in ``path`` (an empty mapping for an empty file); unreadable or invalid YAML raises
     ``error`` at the line it was found on. ``what`` names the file in messages ("catalog", "rules file")."""
     import yaml
 
     try:
-        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_line_loader())
+        text = Path(path).read_text(encoding="utf-8")
+        _check_shape(text, path, error)
+        data = yaml.load(text, Loader=_line_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise error(path, (mark.line + 1) if mark else 1, f"not valid YAML: {exc}") from None

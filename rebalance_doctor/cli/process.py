@@ -1,10 +1,12 @@
 """The process the command runs in: allocator and thread settings made before polars and numpy load, exit
-statuses for Ctrl-C and typer's exits, and a fast exit once the output is out."""
+statuses for Ctrl-C (and SIGTERM, SIGHUP: the same clean stop) and typer's exits, and a fast exit once the
+output is out."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from typing import NoReturn
 
@@ -25,6 +27,8 @@ def main() -> None:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - for the life of the process
     for setting in (POLARS_ALLOCATOR, SINGLE_BLAS_THREAD):  # before polars and numpy are first imported; the scan processes inherit them
         os.environ.setdefault(*setting)
+    for stop in (signal.SIGTERM, signal.SIGHUP):  # a CI runner's or a closed terminal's stop: stop as Ctrl-C does
+        signal.signal(stop, _interrupted)
     try:
         app()  # typer ends with sys.exit
     except KeyboardInterrupt:
@@ -34,6 +38,11 @@ def main() -> None:
         if done.code is not None and not isinstance(done.code, int):
             raise
         _leave(done.code or 0)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """SIGTERM or SIGHUP: the scan processes are stopped and partial outputs removed, as for Ctrl-C."""
+    raise KeyboardInterrupt
 
 
 def _leave(status: int) -> NoReturn:

@@ -77,8 +77,17 @@ def zones_for(sources: list[Source], tz_specs: tuple[str, ...]) -> tuple[dict[in
     return {source.order: zone_for(source, tz_specs) for source in sources}, told
 
 
+EARLIEST_YEAR, LATEST_YEAR = 1900, 2200  # outside: a corrupt or placeholder stamp (0001-01-01, 9999-12-31), read as none
+
+
 def parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | None:
-    """Parse a timestamp in one of the layout formats; naive times are read in ``zone``."""
+    """Parse a timestamp in one of the layout formats; naive times are read in ``zone``. A year no log was
+    written in gives no time (the line keeps its place in its file), instead of arithmetic that overflows."""
+    stamp = _parse_timestamp(text, fmt, zone)
+    return stamp if stamp is not None and EARLIEST_YEAR <= stamp.year <= LATEST_YEAR else None
+
+
+def _parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | None:
     text = text.strip()
     if not text.isascii():
         text = text.translate(_DASHES)

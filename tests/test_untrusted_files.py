@@ -1,0 +1,45 @@
+"""Files nobody vetted. Scenario: a rules file or a user catalog pasted from a chat, and logs with corrupt or
+placeholder timestamps. A 120-byte YAML alias bomb or a file nested hundreds of levels deep is refused at
+`file:line` before anything is built (status 2, at once), and a year-1 or year-9999 timestamp gives that line
+no time instead of a crash.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import SAMPLES, ExitStatus
+
+
+def test_a_rules_file_made_of_aliases_is_refused_at_once(cli, tmp_path: Path):
+    bomb = tmp_path / "rules.yaml"
+    bomb.write_text('a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n'
+                    "fail_on: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n")
+
+    result = cli("check", str(SAMPLES / "heartbeat-expiry"), "--rules", str(bomb))
+
+    assert result.exit_code == ExitStatus.ERROR
+    assert f"{bomb}:2: aliases (*name) are not allowed" in result.stderr
+
+
+def test_a_user_catalog_nested_hundreds_of_levels_deep_is_refused(cli, tmp_path: Path):
+    catalog = tmp_path / "ours"
+    catalog.mkdir()
+    (catalog / "deep.yaml").write_text("patterns: " + "[" * 400 + "]" * 400 + "\n")
+
+    result = cli("report", str(SAMPLES / "heartbeat-expiry"), "--patterns", str(catalog))
+
+    assert result.exit_code == ExitStatus.ERROR
+    assert "nested deeper than 32 levels" in result.stderr
+
+
+def test_a_timestamp_in_year_1_or_9999_gives_its_line_no_time(cli, tmp_path: Path):
+    broker = (SAMPLES / "heartbeat-expiry" / "broker-1" / "server.log").read_text().splitlines(keepends=True)
+    broker[249] = broker[249].replace("2024-03-12", "0001-01-01", 1)
+    broker[250] = broker[250].replace("2024-03-12", "9999-12-31", 1)
+    (tmp_path / "server.log").write_text("".join(broker))
+
+    result = cli("report", str(tmp_path))
+
+    assert result.exit_code == ExitStatus.OK, result.stderr
+    assert "Traceback" not in result.stderr and "0001-01-01" not in result.stdout.split("\n\n")[1]
