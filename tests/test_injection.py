@@ -92,3 +92,31 @@ def test_markdown_and_html_reports_hold_no_control_characters(logs):
     for document in (markdown, html):
         assert "\x1b" not in document and "\x07" not in document
     assert "<script>x</script>" not in html
+
+
+SPOOFED_GROUP = "payments\u202egnp.exe\u2066x\u200b"  # a right-to-left override, an isolate and a zero-width space
+
+
+@pytest.fixture(scope="module")
+def spoofed(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("spoofed")
+    (folder / "server.log").write_text(
+        f"[2024-03-05 10:00:00,000] INFO [GroupCoordinator 1]: Preparing to rebalance group {SPOOFED_GROUP}{{{{7*7}}}} in state "
+        "PreparingRebalance with old generation 4 (__consumer_offsets-12) (reason: Adding new member m-1 with group instance id "
+        "None) (kafka.coordinator.group.GroupCoordinator)\n", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("command", [("report",), ("events",), ("grep",), ("report", "--format", "markdown"),
+                                     ("report", "--format", "html"), ("check", "--max-rebalances", "5")])
+def test_characters_that_reorder_or_hide_text_are_shown_by_code_point(spoofed, command):
+    """Trojan Source: a group id with a bidi override must not read as another name in any text output."""
+    text = run(command[0], str(spoofed), *command[1:])
+    assert not any(char in text for char in "\u202e\u2066\u200b")
+    assert "<U+202E>" in text or "&lt;U+202E&gt;" in text or "\\<U+202E\\>" in text
+
+
+def test_template_braces_stay_inert_in_markdown(spoofed):
+    """A wiki that runs Liquid or Jinja over the post-mortem must not evaluate what a client put in a group id."""
+    markdown = run("report", str(spoofed), "--format", "markdown")
+    assert "{{" not in markdown and "\\{\\{7\\*7\\}\\}" in markdown and "{ {7*7}}" in markdown  # prose escaped, quotes spaced

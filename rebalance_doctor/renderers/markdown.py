@@ -36,7 +36,8 @@ MAX_LISTED = 5  # names in one sentence or cell before "and N more"
 FINDING_QUOTES = 4
 CAUSE_QUOTES = 3
 
-_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]()<>#!|~&$]")
+_TEMPLATE_OPENING = re.compile(r"\{[{%#]")
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]()<>#!|~&${}]")  # braces too: wikis that run Liquid or Jinja see no {{ }}
 _LINE_BREAKS = str.maketrans({"\t": "^I", "\n": "^J"})  # visible() keeps them: they break a cell or a paragraph here
 _BACKTICK_RUN = re.compile(r"`+")
 
@@ -56,8 +57,9 @@ def code(value: object) -> str:
 
 
 def fenced(value: str) -> str:
-    """A quoted log record: its fence is longer than any backtick run inside, so the text cannot close it."""
-    body = visible(value).rstrip("\n")
+    """A quoted log record: its fence is longer than any backtick run inside, so the text cannot close it, and a
+    template opening (``{{``, ``{%``) gets a space, since wikis that run Liquid or Jinja evaluate code blocks too."""
+    body = _TEMPLATE_OPENING.sub(lambda m: m.group()[0] + " " + m.group()[1], visible(value).rstrip("\n"))
     fence = "`" * max(3, _longest_backtick_run(body) + 1)
     return f"{fence}text\n{body}\n{fence}"
 

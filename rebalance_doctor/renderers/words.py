@@ -12,6 +12,9 @@ from ..analysis.model import ClockZone, GroupAnalysis, Rebalance, Verdict
 
 # C0 controls as ^X, DEL as ^?, and the C1 controls (U+0080–U+009F: U+009B is an 8-bit CSI) as <U+009B>
 CONTROL_SHOWN_AS = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)} | {127: "^?"} | {c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)}
+# Characters that reorder or hide text (bidirectional overrides and isolates, zero-width characters, line and
+# paragraph separators) shown by code point: a group or member id must read as what it is (Trojan Source).
+CONTROL_SHOWN_AS |= {c: f"<U+{c:04X}>" for c in (*range(0x200B, 0x2010), *range(0x2028, 0x202F), *range(0x2060, 0x2070), 0xFEFF)}
 NODE_STYLES = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green")
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 # One palette of causes (schema.CAUSES): the terminal's style, the pictures' colour, and the glyph that stands
