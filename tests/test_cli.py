@@ -226,7 +226,7 @@ def test_a_user_catalog_is_validated_once_per_content(tmp_path: Path, monkeypatc
     assert grep_with("acme.heartbeat") == ["acme.heartbeat"] and "ours.yaml" in validated and len(validated) > 1
     assert grep_with("acme.heartbeat") == ["acme.heartbeat"] and validated == []
     assert grep_with("acme.wrapper.heartbeat") == ["acme.wrapper.heartbeat"] and validated == ["ours.yaml"]
-    assert len(list((tmp_path / "cache" / "rebalance-doctor").glob("catalog-*.pickle"))) == 2
+    assert len(list((tmp_path / "cache" / "rebalance-doctor").glob("catalog-*.json"))) == 2
 
 
 def test_version_and_help_list_examples():

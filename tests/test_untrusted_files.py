@@ -43,3 +43,33 @@ def test_a_timestamp_in_year_1_or_9999_gives_its_line_no_time(cli, tmp_path: Pat
 
     assert result.exit_code == ExitStatus.OK, result.stderr
     assert "Traceback" not in result.stderr and "0001-01-01" not in result.stdout.split("\n\n")[1]
+
+
+def test_a_planted_or_damaged_catalog_cache_is_rebuilt_never_run(cli, tmp_path: Path, monkeypatch):
+    """Scenario: a CI cache restored from elsewhere, or a shared XDG_CACHE_HOME. The validated-catalog cache is JSON
+    data: whatever sits at its name is read as data or rebuilt, and nothing in it runs."""
+    import pickle
+
+    from rebalance_doctor.catalog import load_catalog
+
+    def run_as_a_new_process():
+        load_catalog.cache_clear()  # the process keeps the catalog it loaded; a new one reads the cache
+        return cli("report", str(SAMPLES / "heartbeat-expiry"))
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert run_as_a_new_process().exit_code == ExitStatus.OK
+    (cache,) = (tmp_path / "rebalance-doctor").glob("catalog-*.json")
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    for planted in (pickle.dumps(Payload()), b'{"patterns": [{"id": 1}]}', b"\x00garbage"):
+        cache.write_bytes(planted)
+        result = run_as_a_new_process()
+        assert result.exit_code == ExitStatus.OK, result.stderr
+        assert "heartbeat expiry in orders-processor" in result.stdout
+    assert not marker.exists()
+    assert cache.read_text(encoding="utf-8").startswith('{"patterns"')  # rebuilt as data
+    load_catalog.cache_clear()

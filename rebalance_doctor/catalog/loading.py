@@ -17,10 +17,11 @@ Every regex must behave the same in Python (``re``; the ``regex`` module for use
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+import json
 import os
-import pickle
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -225,25 +226,52 @@ def _yaml_files(directory: Path) -> list[Path]:
 CACHED_CATALOGS = 16  # validated catalogs kept in the cache directory: each user catalog's edits add one
 
 
+_ENTRY_TYPES = {"patterns": MessagePattern, "layouts": Layout, "outer_prefixes": ContextPrefix,
+                 "context_prefixes": ContextPrefix, "reasons": ReasonRule, "ignored": IgnoredWording}
+
+
+def _as_data(catalog: Catalog) -> dict[str, Any]:
+    """A validated catalog as plain JSON data: the cache holds nothing that could run when it is read."""
+    def entry(item: Any) -> dict[str, Any]:
+        values = {f.name: getattr(item, f.name) for f in dataclasses.fields(item)}
+        if "examples" in values:
+            values["examples"] = [[e.line, e.fields] for e in values["examples"]]
+        return values
+
+    data: dict[str, Any] = {name: [entry(item) for item in getattr(catalog, name)] for name in _ENTRY_TYPES}
+    return data | {"relevance_words": catalog.relevance_words, "sources": catalog.sources}
+
+
+def _from_data(data: dict[str, Any]) -> Catalog:
+    """The catalog again, from :func:`_as_data`'s data (a foreign or damaged file raises KeyError, TypeError…)."""
+    def entry(kind: type, values: dict[str, Any]) -> Any:
+        if "examples" in values:
+            values = values | {"examples": tuple(Example(line, dict(fields)) for line, fields in values["examples"])}
+        return kind(**values)
+
+    lists = {name: [entry(kind, values) for values in data[name]] for name, kind in _ENTRY_TYPES.items()}
+    return Catalog(**lists, relevance_words=list(data["relevance_words"]), sources=list(data["sources"]))
+
+
 def _validated(files: list[Path], build: Callable[[], Catalog]) -> Catalog:
-    """The catalog ``build`` makes of ``files``, validated once per install and content: later runs
-    unpickle the result, much faster than validating again."""
+    """The catalog ``build`` makes of ``files``, validated once per install and content: later runs read the
+    result back, much faster than validating again. The cache is JSON data, never code: a planted, foreign
+    or damaged file is rebuilt, not executed."""
     digest = hashlib.sha256()
     validator = sorted(Path(__file__).parent.glob("*.py"))  # the validating code is part of the key
     for path in (*validator, *files):
         digest.update(str(path).encode() + b"\0" + path.read_bytes())  # with the path: entries name their files
     directory = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rebalance-doctor"
-    cache = directory / f"catalog-{digest.hexdigest()[:24]}.pickle"
+    cache = directory / f"catalog-{digest.hexdigest()[:24]}.json"
     try:
-        with cache.open("rb") as handle:
-            return pickle.load(handle)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
+        return _from_data(json.loads(cache.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     catalog = build()
     try:
         directory.mkdir(parents=True, exist_ok=True)
         partial = cache.with_suffix(f".{os.getpid()}.partial")
-        partial.write_bytes(pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))
+        partial.write_text(json.dumps(_as_data(catalog)), encoding="utf-8")
         partial.replace(cache)
         _prune(directory)
     except OSError:
@@ -253,7 +281,7 @@ def _validated(files: list[Path], build: Callable[[], Catalog]) -> Catalog:
 
 def _prune(directory: Path) -> None:
     """Keep the newest CACHED_CATALOGS validated catalogs (another process may be pruning too)."""
-    cached = sorted(directory.glob("catalog-*.pickle"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    cached = sorted(directory.glob("catalog-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
     for stale in cached[CACHED_CATALOGS:]:
         stale.unlink(missing_ok=True)
 
