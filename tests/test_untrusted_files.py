@@ -73,3 +73,26 @@ def test_a_planted_or_damaged_catalog_cache_is_rebuilt_never_run(cli, tmp_path: 
     assert not marker.exists()
     assert cache.read_text(encoding="utf-8").startswith('{"patterns"')  # rebuilt as data
     load_catalog.cache_clear()
+
+
+def test_a_users_outer_prefix_that_backtracks_without_end_stops_the_run_at_its_line(tmp_path: Path):
+    """Scenario: a team's catalog adds a docker prefix written as `(?:x|xx)+y `. On a line starting with 45 x's it
+    would backtrack for hours; it runs under the same per-line time limit as every user regex, and the run stops
+    with the entry's file:line (status 2) instead of hanging."""
+    import subprocess
+    import sys
+
+    from support import ROOT
+
+    catalog = tmp_path / "ours"
+    catalog.mkdir()
+    (catalog / "layout.yaml").write_text("outer_prefixes:\n  - id: evil.prefix\n    regex: '(?:x|xx)+y '\n"
+                                         "    examples:\n      - 'xxy hello'\n")
+    broker = (SAMPLES / "heartbeat-expiry" / "broker-1" / "server.log").read_text().splitlines()[49]
+    (tmp_path / "server.log").write_text("x" * 45 + " " + broker + "\n")
+
+    done = subprocess.run([sys.executable, "-m", "rebalance_doctor", "report", str(tmp_path / "server.log"), "--patterns", str(catalog)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+    assert done.returncode == ExitStatus.ERROR
+    assert f"{catalog / 'layout.yaml'}:2: the regex of evil.prefix ran over 1 s" in done.stderr

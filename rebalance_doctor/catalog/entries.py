@@ -142,11 +142,17 @@ class Catalog:
         return grouped
 
     @functools.cached_property
-    def any_outer_prefix(self) -> re.Pattern | None:
+    def any_outer_prefix(self) -> re.Pattern | BoundedPattern | None:
         """One regex for "some outer prefix starts this line", so most lines skip the prefix loop."""
         if not self.outer_prefixes:
             return None
-        return compile_portable("|".join(f"(?:{uncaptured(p.regex)})" for p in self.outer_prefixes))
+        union = "|".join(f"(?:{uncaptured(p.regex)})" for p in self.outer_prefixes)
+        user = next((p for p in self.outer_prefixes if not Path(p.path).is_relative_to(BUNDLED_DIR)), None)
+        if user is None:
+            return compile_portable(union)
+        import regex  # a user's prefix in the union: the union runs under the same time limit as that prefix alone
+
+        return BoundedPattern(regex.compile(union), user)
 
     @functools.cached_property
     def node_prefixes(self) -> list[ContextPrefix]:
