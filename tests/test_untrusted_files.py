@@ -96,3 +96,20 @@ def test_a_users_outer_prefix_that_backtracks_without_end_stops_the_run_at_its_l
 
     assert done.returncode == ExitStatus.ERROR
     assert f"{catalog / 'layout.yaml'}:2: the regex of evil.prefix ran over 1 s" in done.stderr
+
+
+def test_symbolic_link_loops_are_named_and_skipped(cli, tmp_path: Path):
+    """Scenario: a log folder copied from a host holds a link back to its parent and a link to itself. A directory
+    read or a `**` glob reads each log once, names the looping link, and exits normally."""
+    logs = tmp_path / "logs"
+    (logs / "broker").mkdir(parents=True)
+    (logs / "broker" / "server.log").write_bytes((SAMPLES / "heartbeat-expiry" / "broker-1" / "server.log").read_bytes())
+    (logs / "broker" / "up").symlink_to(logs)
+    (logs / "self").symlink_to(logs / "self")
+
+    for target in (str(logs), f"{logs}/**/*.log"):
+        result = cli("grep", "-c", target)
+
+        assert result.exit_code == ExitStatus.OK, result.stderr
+        assert result.stdout.strip() == f"{logs}/broker/server.log:14"
+    assert "self: cannot read (Too many levels of symbolic links)" in cli("grep", "-c", str(logs)).stderr

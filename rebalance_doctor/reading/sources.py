@@ -117,7 +117,7 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
                 for uri, size in files:
                     add(uri, None, uri, size)
                 continue
-        candidates = [raw] if os.path.lexists(raw) else sorted(glob.glob(raw, recursive=True))
+        candidates = [raw] if os.path.lexists(raw) else _glob(raw)
         if not candidates:
             result.problems.append(f"{raw}: no such file or directory")
             continue
@@ -145,6 +145,24 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
     return result
 
 
+def _glob(pattern: str) -> list[str]:
+    """The files a glob names. ``**`` does not descend through links to directories (a link back up would
+    repeat the tree without end), as a directory given by name is not walked through them either."""
+    found = sorted(glob.glob(pattern, recursive=True))
+    if "**" not in pattern:
+        return found
+    root = Path(pattern)
+    while glob.has_magic(str(root)):
+        root = root.parent
+    depth = len(root.parts)
+
+    def through_link(candidate: str) -> bool:
+        parents = Path(candidate).parents
+        return any(parent.is_symlink() for parent in list(parents)[: max(0, len(Path(candidate).parts) - depth - 1)])
+
+    return [candidate for candidate in found if not through_link(candidate)]
+
+
 def _files_under(directory: Path | str, problems: list[str]) -> Iterator[Path]:
     """Every entry under ``directory`` that is not a directory (links to directories are not followed,
     as in ``os.walk``, which also took a stat per directory); a subdirectory that cannot be read is named."""
@@ -155,7 +173,12 @@ def _files_under(directory: Path | str, problems: list[str]) -> Iterator[Path]:
         problems.append(f"{exc.filename}: cannot read directory ({exc.strerror or exc})")
         return
     for entry in entries:
-        if not entry.is_dir():
+        try:
+            is_directory = entry.is_dir()
+        except OSError as exc:  # a link that loops (ELOOP) or cannot be followed (EACCES): named, skipped
+            problems.append(f"{entry.path}: cannot read ({exc.strerror or exc})")
+            continue
+        if not is_directory:
             yield Path(entry.path)
         elif not entry.is_symlink():
             yield from _files_under(entry.path, problems)
