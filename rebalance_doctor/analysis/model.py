@@ -13,6 +13,18 @@ from typing import Any
 SCHEMA_VERSION = 2
 
 
+
+def member_tail(member: str) -> str:
+    """A member id as a reader tells it apart: whole when short, else its last 12 characters."""
+    return member if len(member) <= 16 else "…" + member[-12:]
+
+
+def duration_text(ms: int) -> str:
+    """``87 ms``, ``5.4 s``, ``2.0 min``: how the analysis' sentences and every renderer write a duration."""
+    if ms < 1000:
+        return f"{ms} ms"
+    return f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60000:.1f} min"
+
 @dataclass(frozen=True)
 class Evidence:
     """A log line that proves something: where it is, when, on which node, and what it says."""

@@ -9,7 +9,7 @@ from collections import Counter
 from datetime import timedelta
 
 from .findings import CAUSE_FINDING
-from .model import GroupAnalysis, Rebalance, Verdict
+from .model import GroupAnalysis, Rebalance, Verdict, duration_text, member_tail
 
 # The one or two things to do, per finding, as a responder would say them (the findings carry the full advice).
 ACTIONS = {
@@ -64,18 +64,11 @@ def _generation(rebalance: Rebalance) -> str:
 
 def _who(members: list[str], group: GroupAnalysis) -> str:
     """One member as its node and the tail of its id; several as their nodes (a pod restarted is one pod)."""
-    def tail(member: str) -> str:
-        return member if len(member) <= 16 else "…" + member[-12:]
-
     if len(members) == 1:
         node = group.member_nodes.get(members[0])
-        return f"{node} ({tail(members[0])})" if node else tail(members[0])
-    names = list(dict.fromkeys(group.member_nodes.get(m) or tail(m) for m in members))
+        return f"{node} ({member_tail(members[0])})" if node else member_tail(members[0])
+    names = list(dict.fromkeys(group.member_nodes.get(m) or member_tail(m) for m in members))
     return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-
-
-def _pause(ms: int) -> str:
-    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60000:.1f} min"
 
 
 def verdict(groups: list[GroupAnalysis]) -> Verdict:
@@ -135,7 +128,7 @@ def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: li
     paused = sum(p.pause_ms for r in caused for p in r.pauses)
     effect = f"{len(caused)} rebalance{'s' if len(caused) != 1 else ''} ({', '.join(_generation(r) for r in caused[:3])}{', …' if len(caused) > 3 else ''})"
     if paused:
-        effect += f", {_pause(paused)} of pause"
+        effect += f", {duration_text(paused)} of pause"
     trigger = next((r.cause.trigger for r in caused if r.cause.trigger), None)
     cost = [c for c in (next((r.cause.consequence for r in caused if r.cause.consequence), None),) if c]
     if kind == "heartbeat_expiry":
@@ -156,5 +149,5 @@ def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: li
     if kind == "failed_rebalances":
         failed = [r for r in group.rebalances if r.failed]
         return [f"{len(failed)} rebalance{'s' if len(failed) != 1 else ''} did not complete ({', '.join(_generation(r) for r in failed[:3])})",
-                f"the group needed {len(group.rebalances)} rebalances, {_pause(group.total_pause_ms)} of pause"]
+                f"the group needed {len(group.rebalances)} rebalances, {duration_text(group.total_pause_ms)} of pause"]
     return [effect]

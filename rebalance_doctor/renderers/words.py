@@ -8,7 +8,7 @@ import os
 import zlib
 from datetime import datetime
 
-from ..analysis.model import ClockZone, GroupAnalysis, Rebalance, Verdict
+from ..analysis.model import ClockZone, GroupAnalysis, Rebalance, Verdict, duration_text, member_tail
 
 # C0 controls as ^X, DEL as ^?, and the C1 controls (U+0080–U+009F: U+009B is an 8-bit CSI) as <U+009B>
 CONTROL_SHOWN_AS = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)} | {127: "^?"} | {c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)}
@@ -60,13 +60,7 @@ def plural(count: int, noun: str) -> str:
 
 
 def duration(ms: int | None) -> str:
-    if ms is None:
-        return "–"
-    if ms < 1000:
-        return f"{ms} ms"
-    if ms < 120_000:
-        return f"{ms / 1000:.1f} s"
-    return f"{ms / 60000:.1f} min"
+    return "–" if ms is None else duration_text(ms)
 
 
 def clock(ts: datetime | None, with_date: bool = False) -> str:
@@ -84,7 +78,7 @@ def member_label(member: str | None, group: GroupAnalysis) -> str:
 
 def member_on_node(member: str, node: str | None) -> str:
     """``orders-app-0 (…5e8f0d2b7a64)``: the node, and the tail of the member id."""
-    tail = member if len(member) <= 16 else "…" + member[-12:]
+    tail = member_tail(member)
     return f"{node} ({tail})" if node else tail
 
 
