@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from rebalance_doctor.catalog import load_catalog
-from rebalance_doctor.reading.envelope import EnvelopeReader
-from rebalance_doctor.reading.rows import build_event, match_message
+from rebalance_doctor.reading.examples import example_problem
 
 CATALOG = load_catalog()
 EXAMPLES = [(p, i, e) for p in CATALOG.patterns for i, e in enumerate(p.examples)]
@@ -19,12 +18,7 @@ EXAMPLES = [(p, i, e) for p in CATALOG.patterns for i, e in enumerate(p.examples
 
 @pytest.mark.parametrize(("pattern", "index", "example"), EXAMPLES, ids=[f"{p.id}#{i}" for p, i, _ in EXAMPLES])
 def test_example_matches_its_own_pattern(pattern, index, example) -> None:
-    match = match_message(example.line, CATALOG)
-    assert match is not None, f"{pattern.where}: example {index} matches no pattern"
-    assert match.pattern.id == pattern.id, f"{pattern.where}: example {index} is taken by {match.pattern.id} ({match.pattern.where})"
-    event = build_event(match, raw=example.line, file="example.log", line=1, file_node="example", reader=EnvelopeReader(CATALOG))
-    for name, expected in example.fields.items():
-        assert event[name] == expected, f"{pattern.where}: example {index} field {name}: {event[name]!r} != {expected!r}"
+    assert example_problem(CATALOG, pattern, index, example) is None, pattern.where
 
 
 @pytest.mark.parametrize("layout", CATALOG.layouts, ids=lambda layout: layout.id)

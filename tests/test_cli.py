@@ -198,6 +198,20 @@ def test_user_catalog_extends_and_overrides(tmp_path: Path):
     assert "broken.yaml:2" in bad.stderr and "look-around is not portable" in bad.stderr
 
 
+def test_user_catalog_entries_must_match_their_own_examples(tmp_path: Path):
+    """An entry whose example line it does not match, or reads differently than the example says, is refused
+    when the catalog loads (as the bundled entries are in the project's tests), naming its file and line."""
+    entry = ("component: consumer\npatterns:\n  - id: acme.wrapper.lag\n    kind: diagnostic\n    since: 1.0.0\n"
+             "    anchor: 'worker heartbeat ok'\n    regex: 'worker heartbeat ok, lag=(?<memberCount>\\d+)'\n"
+             "    examples:\n      - line: 'orders worker heartbeat ok, lag=12'\n        fields: {member_count: %s}\n")
+    (tmp_path / "ours.yaml").write_text(entry % 13)
+    wrong = run_cli("events", CLIENT_B, "--patterns", str(tmp_path))
+    assert wrong.exit_code == ExitStatus.ERROR
+    assert "ours.yaml:3" in wrong.stderr and "gives member_count 12, the example says 13" in wrong.stderr
+    (tmp_path / "ours.yaml").write_text(entry % 12)
+    assert run_cli("events", CLIENT_B, "--patterns", str(tmp_path)).exit_code == ExitStatus.OK
+
+
 def test_a_user_catalog_is_validated_once_per_content(tmp_path: Path, monkeypatch):
     """Scenario: a team passes `--patterns ours/` on every run. Its catalog is validated on the first run
     only (100 entries took 0.1 s on every run); an edit takes effect on the next run; the cache keeps a
@@ -218,7 +232,7 @@ def test_a_user_catalog_is_validated_once_per_content(tmp_path: Path, monkeypatc
             "    anchor: 'worker heartbeat ok'\n    regex: 'worker heartbeat ok, lag=(?<memberCount>\\d+)'\n"
             "    examples:\n      - line: 'orders worker heartbeat ok, lag=12'\n"
         )
-        catalog.load_catalog.cache_clear()  # as in a new process
+        catalog._catalog_of.cache_clear()  # as in a new process
         validated.clear()
         result = run_cli("grep", CLIENT_B, "-k", "diagnostic", "--json", "--patterns", str(ours))
         return [r["pattern_id"] for r in ndjson(result.stdout)]

@@ -152,7 +152,7 @@ def test_json_report_has_the_documented_shape(tmp_path: Path):
     document = json.loads(out.read_text())
     assert document["schema_version"] == 2
     verdict = document["verdict"]
-    assert set(verdict) == {"cause", "severity", "headline", "chain", "groups", "members", "impact", "actions"}
+    assert set(verdict) == {"cause", "root_cause", "severity", "headline", "chain", "groups", "members", "impact", "actions"}
     assert verdict["cause"] == "heartbeat_expiry" and verdict["groups"] == ["orders"]
     assert set(verdict["impact"]) == {"rebalances", "failed", "pause_ms"} and verdict["actions"]
     assert document["clock_zones"] == []

@@ -50,10 +50,10 @@ def test_a_planted_or_damaged_catalog_cache_is_rebuilt_never_run(cli, tmp_path: 
     data: whatever sits at its name is read as data or rebuilt, and nothing in it runs."""
     import pickle
 
-    from rebalance_doctor.catalog import load_catalog
+    from rebalance_doctor.catalog.loading import _catalog_of
 
     def run_as_a_new_process():
-        load_catalog.cache_clear()  # the process keeps the catalog it loaded; a new one reads the cache
+        _catalog_of.cache_clear()  # the process keeps the catalog it loaded; a new one reads the cache
         return cli("report", str(SAMPLES / "heartbeat-expiry"))
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -72,7 +72,7 @@ def test_a_planted_or_damaged_catalog_cache_is_rebuilt_never_run(cli, tmp_path: 
         assert "heartbeat expiry in orders-processor" in result.stdout
     assert not marker.exists()
     assert cache.read_text(encoding="utf-8").startswith('{"patterns"')  # rebuilt as data
-    load_catalog.cache_clear()
+    _catalog_of.cache_clear()
 
 
 def test_a_users_outer_prefix_that_backtracks_without_end_stops_the_run_at_its_line(tmp_path: Path):

@@ -218,13 +218,14 @@ class Verdict:
     members: list[tuple[str, str | None]]  # the members involved, with the node each ran on
     impact: dict[str, int]  # rebalances, failed, pause_ms over every group
     actions: list[str]
+    root_cause: str = "unknown"  # what started the rebalances behind the verdict (schema.CAUSES)
 
     @property
     def headline(self) -> str:
         return f"{self.title}: {' → '.join(self.chain)}" if self.chain else self.title
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cause": self.cause, "severity": self.severity, "headline": self.headline, "chain": self.chain,
+        return {"cause": self.cause, "root_cause": self.root_cause, "severity": self.severity, "headline": self.headline, "chain": self.chain,
                 "groups": self.groups, "members": [{"member": m, "node": n} for m, n in self.members],
                 "impact": self.impact, "actions": self.actions}
 

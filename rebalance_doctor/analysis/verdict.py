@@ -52,6 +52,7 @@ TITLES = {
     "cooperative_followups": "cooperative follow-up rounds", "eager_protocol": "eager rebalancing",
     "unexplained_rebalances": "rebalances without a visible cause",
 }
+CAUSE_OF_FINDING = {finding: cause for cause, finding in CAUSE_FINDING.items() if finding not in ("member_churn", "unexplained_rebalances")}
 FINDING_CAUSES = {finding: {c for c, f in CAUSE_FINDING.items() if f == finding} for finding in set(CAUSE_FINDING.values())}
 MAX_ACTIONS = 2
 COORDINATOR_REACH = timedelta(minutes=5)  # a member that lost its coordinator is expired within its session timeout
@@ -78,7 +79,7 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
     impact = {"rebalances": rebalances, "failed": failed, "pause_ms": pause}
     rebalanced = [g for g in groups if g.rebalances]  # ranked by their worst finding (see analyze)
     if not rebalanced:
-        return Verdict("none", "info", "no rebalance in these logs", [], [], [], impact, [])
+        return Verdict("none", "info", "no rebalance in these logs", [], [], [], impact, [], _root_cause([], groups))
     group = next((g for g in rebalanced if g.findings), rebalanced[0])
     finding = group.findings[0] if group.findings else None
     kind = finding.kind if finding else CAUSE_FINDING.get(Counter(r.cause.kind for r in group.rebalances).most_common(1)[0][0], "member_churn")
@@ -112,7 +113,20 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
     actions = [a.format(who=who, at=at, trigger=trigger) for a in advice][:MAX_ACTIONS]
     nodes = [(m, group.member_nodes.get(m)) for m in members]
     severity = finding.severity if finding else "info"
-    return Verdict(kind, severity, title, chain, [g.group_id for g in groups if g.rebalances], nodes, impact, actions)
+    return Verdict(kind, severity, title, chain, [g.group_id for g in groups if g.rebalances], nodes, impact, actions,
+                   _root_cause(caused, groups))
+
+
+def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis]) -> str:
+    """The cause behind the verdict: the most frequent known cause of its rebalances; without a rebalance, what a
+    group's findings show happened to its members (an expiry, a coordinator move) though no rebalance is in view."""
+    known = Counter(r.cause.kind for r in caused if r.cause.kind != "unknown")
+    if known:
+        return known.most_common(1)[0][0]
+    if caused:
+        return "unknown"
+    found = (CAUSE_OF_FINDING.get(f.kind) for g in groups for f in g.findings)
+    return next((cause for cause in found if cause), "unknown")
 
 
 def _shortly_before(evidence: list, rebalance: Rebalance) -> bool:

@@ -94,6 +94,17 @@ class ReasonRule(RegexEntry):
 
 
 @dataclass(frozen=True)
+class JsonField:
+    """Keys of a structured (JSON) record that hold one event-table field beside the message (KafkaJS's
+    ``groupId``, a Go logger's ``group``): the first key present gives the value."""
+
+    field: str  # a named group of the message regexes (groupId, memberId, generation, …)
+    keys: tuple[str, ...]
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
 class IgnoredWording:
     """A reference wording deliberately left out of the catalogs, and why."""
 
@@ -112,6 +123,7 @@ class Catalog:
     relevance_words: list[str] = field(default_factory=list)
     reasons: list[ReasonRule] = field(default_factory=list)
     ignored: list[IgnoredWording] = field(default_factory=list)
+    json_fields: list[JsonField] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
 
     @functools.cached_property

@@ -37,6 +37,7 @@ from .entries import (
     ContextPrefix,
     Example,
     IgnoredWording,
+    JsonField,
     Layout,
     MessagePattern,
     ReasonRule,
@@ -176,6 +177,16 @@ def _reason_rule(entry: dict, path: Path) -> ReasonRule:
     )
 
 
+def _json_field(entry: dict, path: Path) -> JsonField:
+    name = _require(entry, "field", path)
+    if name not in FIELD_BY_GROUP:
+        raise CatalogError(path, entry.line, f"field must be a named group of the message regexes, not {name!r}")
+    keys = _require(entry, "keys", path, list)
+    if not keys or not all(isinstance(k, str) and k for k in keys):
+        raise CatalogError(path, entry.line, "keys must be a list of JSON key names")
+    return JsonField(name, tuple(keys), str(path), entry.line)
+
+
 def _add_file(catalog: Catalog, path: Path, user: bool) -> None:
     data = read_yaml(path, "catalog")
     if not isinstance(data, dict):
@@ -202,11 +213,13 @@ def _add_file(catalog: Catalog, path: Path, user: bool) -> None:
         catalog.outer_prefixes += outer
         catalog.context_prefixes += context
     catalog.relevance_words += [str(w) for w in data.get("relevance_words") or []]
+    json_fields = [_json_field(e, path) for e in data.get("json_fields") or []]
     rules = [_reason_rule(e, path) for e in data.get("reasons") or []]
-    if user:
-        catalog.reasons[:0] = rules
+    if user:  # the user's entries are tried first
+        catalog.reasons[:0], catalog.json_fields[:0] = rules, json_fields
     else:
         catalog.reasons += rules
+        catalog.json_fields += json_fields
 
 
 def _check_unique_ids(catalog: Catalog) -> None:
@@ -227,7 +240,7 @@ CACHED_CATALOGS = 16  # validated catalogs kept in the cache directory: each use
 
 
 _ENTRY_TYPES = {"patterns": MessagePattern, "layouts": Layout, "outer_prefixes": ContextPrefix,
-                 "context_prefixes": ContextPrefix, "reasons": ReasonRule, "ignored": IgnoredWording}
+                 "context_prefixes": ContextPrefix, "reasons": ReasonRule, "ignored": IgnoredWording, "json_fields": JsonField}
 
 
 def _as_data(catalog: Catalog) -> dict[str, Any]:
@@ -247,6 +260,8 @@ def _from_data(data: dict[str, Any]) -> Catalog:
     def entry(kind: type, values: dict[str, Any]) -> Any:
         if "examples" in values:
             values = values | {"examples": tuple(Example(line, dict(fields)) for line, fields in values["examples"])}
+        if "keys" in values:
+            values = values | {"keys": tuple(values["keys"])}
         return kind(**values)
 
     lists = {name: [entry(kind, values) for values in data[name]] for name, kind in _ENTRY_TYPES.items()}
@@ -293,11 +308,23 @@ def _assemble(catalog: Catalog, files: list[Path], user: bool) -> Catalog:
     return catalog
 
 
-@functools.lru_cache(maxsize=8)
 def load_catalog(extra_dirs: tuple[str, ...] = ()) -> Catalog:
     """Load the bundled catalogs, then user directories that override (same id) or extend them."""
     bundled = _yaml_files(BUNDLED_DIR)
     user = [path for directory in extra_dirs for path in _yaml_files(Path(directory))]
+    # Kept per process for the same files as they are now: a notebook that edits its catalog gets the edit.
+    return _catalog_of(tuple(_signature(p) for p in bundled), tuple(_signature(p) for p in user))
+
+
+def _signature(path: Path) -> tuple[Path, int, int]:
+    status = path.stat()
+    return path, status.st_mtime_ns, status.st_size
+
+
+@functools.lru_cache(maxsize=8)
+def _catalog_of(bundled_files: tuple[tuple[Path, int, int], ...], user_files: tuple[tuple[Path, int, int], ...]) -> Catalog:
+    bundled = [path for path, _, _ in bundled_files]
+    user = [path for path, _, _ in user_files]
 
     def bundled_catalog() -> Catalog:
         return _validated(bundled, lambda: _assemble(Catalog(), bundled, user=False))
@@ -305,4 +332,3 @@ def load_catalog(extra_dirs: tuple[str, ...] = ()) -> Catalog:
     if not user:
         return bundled_catalog()
     return _validated(bundled + user, lambda: _assemble(bundled_catalog(), user, user=True))
-

@@ -74,7 +74,9 @@ EXTRACTED: tuple[Column, ...] = tuple(c for c in COLUMNS if c.extracted)
 FIELD_BY_GROUP: dict[str, str] = {c.group_name: c.name for c in EXTRACTED}
 INTEGER_FIELDS = frozenset(c.name for c in EXTRACTED if c.dtype == "int")
 
-COMPONENTS = ("broker", "consumer", "streams", "connect", "librdkafka", "jvm")
+# Client libraries that are not Kafka's own (their entries carry the library's versions) sit beside Kafka's components.
+COMPONENTS = ("broker", "consumer", "streams", "connect", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go", "kafka-go",
+              "ruby-kafka", "streamiz", "jvm")
 # What the application's runtime says about itself: evidence for a cause, not a Kafka wording with Kafka versions.
 RUNTIME_COMPONENTS = ("jvm",)
 

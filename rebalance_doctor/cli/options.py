@@ -152,7 +152,7 @@ def spark_session_for(options: LogOptions):
     return spark_session(SparkSettings.parse(options.master, options.spark_conf))
 
 
-def load_logs(paths, options: LogOptions, outputs: tuple[Path | None, ...] = ()):
+def load_logs(paths, options: LogOptions, outputs: tuple[Path | None, ...] = (), collect_unmatched: bool = False):
     """Load logs (or an event store) through the library, report problems and line buckets on stderr.
     ``outputs``: the files the command writes; never read as input (a report written into the logs' folder),
     and never an input named on the command line (it would be destroyed).
@@ -180,7 +180,7 @@ def load_logs(paths, options: LogOptions, outputs: tuple[Path | None, ...] = ())
                     until=parse_time(options.until, "--until"),
                     groups=tuple(options.group),
                     members=tuple(options.member),
-                    collect_unmatched=options.unmatched,
+                    collect_unmatched=options.unmatched or collect_unmatched,
                     progress=progress,
                     engine=options.engine.value,
                     spark=SparkSettings.parse(options.master, options.spark_conf),
@@ -281,9 +281,10 @@ def duration_option(value: str, option: str) -> int:
 
 
 def catalog_or_fail(patterns: list[str]):
-    from ..catalog import CatalogError, load_catalog
+    from ..catalog import CatalogError
+    from ..reading.examples import checked_catalog
 
     try:
-        return load_catalog(tuple(patterns))
+        return checked_catalog(tuple(patterns))
     except CatalogError as exc:
         raise fail(f"bad catalog entry: {exc}") from None

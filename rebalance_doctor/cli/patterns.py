@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,7 +11,7 @@ from rich.text import Text
 
 from .app import patterns_app
 from .console import ExitStatus, environment
-from .options import Color, PatternDirs, TimeZones, catalog_or_fail, fail, set_colour
+from .options import Color, LogOptions, Paths, PatternDirs, TimeZones, catalog_or_fail, fail, load_logs, output_file, reads_logs, set_colour
 
 
 @patterns_app.command("list")
@@ -108,3 +109,49 @@ def patterns_test(
     matched = [explain_line(text, catalog, zone, environment().out) for text in lines]
     if not any(matched):
         raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
+
+
+@patterns_app.command("suggest")
+@reads_logs
+def patterns_suggest(
+    paths: Paths = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the catalog file here (in the DIR you give --patterns).",
+                                                metavar="FILE", parser=output_file)] = None,
+    component: Annotated[str | None, typer.Option("--component", help="The component of the entries (default: that of the nearest "
+                                                  "bundled entries).")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many entries, most frequent templates first.", min=1)] = 50,
+    options: LogOptions = None,  # filled by @reads_logs
+) -> None:
+    """Catalog entries for the relevant lines no entry matched: templates mined with Drain3, as YAML to edit.
+
+    Example:
+
+        rebalance-doctor patterns suggest logs/ -o my-patterns/suggested.yaml
+
+        rebalance-doctor report logs/ --patterns my-patterns/
+    """
+    from collections import Counter
+
+    from ..catalog.schema import COMPONENTS
+    from ..reading.suggestions import suggest, suggestions_yaml
+    from ..renderers.files import write_atomically
+
+    if component is not None and component not in COMPONENTS:
+        raise fail(f"--component must be one of {', '.join(COMPONENTS)}")
+    logs = load_logs(paths, options, (output,), collect_unmatched=True)
+    catalog = catalog_or_fail(options.patterns)
+    suggestions = suggest(logs.unmatched, catalog, limit)
+    if not suggestions:
+        environment().err.print(Text("no relevant unmatched line to suggest an entry for", style="dim"))
+        raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
+    nearest = Counter(s.nearest.component for s in suggestions if s.nearest and s.entry["kind"] != "diagnostic")
+    text = suggestions_yaml(suggestions, component or (nearest.most_common(1)[0][0] if nearest else "consumer"))
+    if output is None:
+        environment().stdout.write(text)
+    else:
+        with write_atomically(output) as stream:
+            stream.write(text)
+    covered = sum(len(s.lines) for s in suggestions)
+    where = f"; load it with --patterns {output.parent}" if output else ""
+    environment().err.print(Text(f"{len(suggestions)} entries for {covered} of {len(logs.unmatched)} relevant unmatched lines{where}",
+                                 style="dim"))

@@ -12,7 +12,7 @@ import fnmatch
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -119,6 +119,7 @@ class Envelope:
     thread: str | None = None
     node: str | None = None
     message: str = ""
+    fields: dict[str, str] = field(default_factory=dict)  # event-table fields a structured record holds in keys of its own
 
 
 @dataclass
@@ -140,6 +141,9 @@ class EnvelopeReader:
             self._read_json(rest, envelope)
             rest = envelope.message
         self._apply_layout(rest, envelope)
+        embedded = envelope.message.find('{"')
+        if embedded > 0 and envelope.message.rstrip().endswith("}"):  # a JSON record printed by a text logger (NestJS, …)
+            self._read_json(envelope.message[embedded:], envelope, outer=False)
         if envelope.ts is None and previous_line is not None:
             header = Envelope()
             self._apply_layout(self._strip_outer(previous_line, header), header, headers_only=True)
@@ -165,13 +169,20 @@ class EnvelopeReader:
         envelope.message = rest
         return rest
 
-    def _read_json(self, text: str, envelope: Envelope) -> None:
+    def _read_json(self, text: str, envelope: Envelope, outer: bool = True, depth: int = 0) -> None:
+        """A JSON record's message and envelope; ``outer`` False for a record inside a text line, whose
+        envelope the text layout already gave. A message that is itself a JSON record (a client's JSON log
+        forwarded as a string by another JSON logger) is read in turn."""
         try:
             record = json.loads(text)
         except ValueError:
             return
         if not isinstance(record, dict):
             return
+        for entry in self.catalog.json_fields:
+            value = next((record[key] for key in entry.keys if isinstance(record.get(key), (str, int)) and record[key] != ""), None)
+            if value is not None and not isinstance(value, bool):
+                envelope.fields.setdefault(entry.field, str(value))
         found: dict[str, str] = {}
         for name, keys in _JSON_KEYS.items():
             for key in keys:
@@ -183,16 +194,19 @@ class EnvelopeReader:
                 if isinstance(value, (str, int, float)) and not isinstance(value, bool):
                     found[name] = str(value)
                     break
+        if outer:
+            if "ts" in found:
+                envelope.ts = parse_timestamp(found["ts"], "iso", self.zone) or (
+                    parse_timestamp(found["ts"], "epoch", self.zone) if found["ts"].replace(".", "").isdigit() else None
+                ) or envelope.ts
+            envelope.level = found.get("level", envelope.level)
+            envelope.logger = found.get("logger", envelope.logger)
+            envelope.thread = found.get("thread", envelope.thread)
+            envelope.node = envelope.node or found.get("node")
         if "msg" in found:
             envelope.message = found["msg"]
-        if "ts" in found:
-            envelope.ts = parse_timestamp(found["ts"], "iso", self.zone) or (
-                parse_timestamp(found["ts"], "epoch", self.zone) if found["ts"].replace(".", "").isdigit() else None
-            )
-        envelope.level = found.get("level", envelope.level)
-        envelope.logger = found.get("logger", envelope.logger)
-        envelope.thread = found.get("thread", envelope.thread)
-        envelope.node = envelope.node or found.get("node")
+            if depth < 2 and envelope.message.startswith("{"):
+                self._read_json(envelope.message, envelope, outer, depth + 1)
 
     def _apply_layout(self, text: str, envelope: Envelope, headers_only: bool = False) -> None:
         for layout in self._layout_order():

@@ -57,6 +57,8 @@ def event_fields(match: MessageMatch, envelope: Envelope, catalog: Catalog) -> d
     """Extracted fields: the message's own groups win over catalog constants and context prefixes;
     the reason's cause (and the member it names) fill what is still empty."""
     fields: dict[str, Any] = context_fields(envelope.message, catalog)
+    for name, value in envelope.fields.items():
+        fields.setdefault(FIELD_BY_GROUP[name], value)
     if envelope.thread and "thread" not in fields:
         fields["thread"] = envelope.thread
     fields.update(match.pattern.constants)

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
-from ..catalog import Catalog, load_catalog
+from ..catalog import Catalog
 from ..catalog.schema import BUCKETS
 from ..engines.parallel import LocalScanner
 from ..reading.accounting import MAX_LINE_BYTES, FileScan
 from ..reading.envelope import zones_for
+from ..reading.examples import checked_catalog
 from ..reading.sources import Expansion, expand
 from .event_table import TableBuilder, filter_table
 
@@ -88,7 +89,7 @@ def load(
     if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
         paths = [paths]
     patterns, tz, groups, members = (_one_or_many(value) for value in (patterns, tz, groups, members))
-    catalog = catalog or load_catalog(patterns)
+    catalog = catalog or checked_catalog(patterns)
     event_rows = TableBuilder()
     if engine == "polars":
         expansion = _without(expand([os.fspath(path) for path in paths]), exclude)
