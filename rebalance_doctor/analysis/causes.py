@@ -20,6 +20,9 @@ from .rebalances import Draft, Episode
 from .timeline import Event, TimeIndex
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
+# KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
+# group.consumer.heartbeat.interval.ms (5 s by default) later.
+EPOCH_BUMP_LEAD = timedelta(seconds=6)
 CLIENT_GRACE = timedelta(seconds=1)  # client trigger lines may follow the coordinator's start by a little
 RETRY_WINDOW = timedelta(seconds=30)
 # A member's JVM stopping explains its expiry or poll timeout when the pause reaches into this window around it.
@@ -75,8 +78,8 @@ CLIENT_CONFIDENCE = {
 }
 
 
-def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides: set[str]) -> Cause:
-    """The cause of one classic rebalance (see module docstring for the order of witnesses)."""
+def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides: set[str], protocol: str | None = None) -> Cause:
+    """The cause of one rebalance (see module docstring for the order of witnesses)."""
     timed = sorted((e for e in draft.starts + draft.broker if e.at), key=lambda e: e.at)
     start = draft.starts[0] if draft.starts else (timed[0] if timed else None)
     start_at = start.at if start else (_first_client_signal(draft) or draft.first_at)
@@ -88,7 +91,8 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
             kind, event, member = refined
             return _cause(kind, 0.9, member or start.member_id, [event, start, *related], sides)
         return _cause(start.cause, 0.95, start.member_id or _member_of(related), [start, *related], sides)
-    near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, BROKER_LEAD)]
+    lead = EPOCH_BUMP_LEAD if protocol == "consumer" else BROKER_LEAD
+    near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, lead)]
     broker_witness = min(near, key=lambda e: BROKER_WITNESS_ORDER.index(e.kind), default=None)
     if broker_witness is not None:
         kind = broker_witness.cause if broker_witness.cause not in (None, SYMPTOM, "unknown") else BROKER_EVENT_CAUSE[broker_witness.kind]
@@ -102,6 +106,12 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
     newcomer = next((ep for ep in draft.episodes if ep.first_in_log and any(e.kind in STARTUP for e in ep.pre)), None)
     if newcomer is not None and newcomer.join is not None:
         return _cause("member_join", 0.6, newcomer.member_id, [newcomer.join], sides)
+    # A member that was not processing before its first join in the log, and found itself the only member of the
+    # new generation, joined an empty group: nothing else in view explains the rebalance, its own join did.
+    alone = next((ep for ep in draft.episodes if ep.first_in_log and ep.join is not None
+                  and any(e.member_count == 1 for e in ep.events)), None)
+    if alone is not None:
+        return _cause("member_join", 0.55, alone.member_id, [alone.join, *(e for e in alone.post if e.member_count == 1)], sides)
     symptoms = [e for e in window if e.cause == SYMPTOM] + ([start] if start is not None and start.cause == SYMPTOM else [])
     summary = SUMMARY["unknown"]
     if symptoms:

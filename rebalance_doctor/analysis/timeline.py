@@ -79,10 +79,20 @@ def _timeline_groups(columns: dict[str, list[Any]]) -> list[str | None]:
     last_group: dict[tuple[str, str, str], str] = {}
     file_group: dict[tuple[str, str], str] = {}  # a Streams client's own lines name no group: its consumer's do
     groups: list[str | None] = []
-    rows = zip(*(columns[name] for name in ("group_id", "component", "kind", "file", "node", "client_id", "thread")), strict=True)
+    names = ("group_id", "component", "kind", "file", "node", "client_id", "thread")
+    # Before its consumer names a group, a line belongs to the one group that consumer (or its file) names later.
+    only_group: dict[tuple, set[str]] = defaultdict(set)
+    for group, component, _, file, node, client, thread in zip(*(columns[name] for name in names), strict=True):
+        if group is not None and component != "broker":
+            only_group[(file, node or "", client or thread or "")].add(group)
+            only_group[(file, node or "")].add(group)
+    rows = zip(*(columns[name] for name in names), strict=True)
     broker_group: dict[str, str] = {}  # the group of the coordinator's last line, per file
     for group, component, kind, file, node, client, thread in rows:
         participant = file, node or "", client or thread or ""  # as Event.participant
+        later = only_group.get(participant) or only_group.get(participant[:2]) or set()
+        if group is None and component != "broker" and participant not in last_group and len(later) == 1:
+            group = next(iter(later))
         if group is not None:
             if component != "broker":
                 last_group[participant] = file_group[participant[:2]] = group

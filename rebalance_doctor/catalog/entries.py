@@ -79,6 +79,7 @@ class Layout(RegexEntry):
 
     ts_format: str | None = None
     header: bool = False  # the line before the message carries the timestamp (java.util.logging)
+    last_resort: bool = False  # tried after every other layout, whichever file defines them
 
 
 @dataclass(frozen=True)

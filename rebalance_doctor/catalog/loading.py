@@ -158,6 +158,7 @@ def _layout(entry: dict, path: Path) -> Layout:
         path=str(path),
         line=entry.line,
         header=bool(entry.get("header", False)),
+        last_resort=bool(entry.get("last_resort", False)),
     )
 
 
@@ -304,6 +305,7 @@ def _prune(directory: Path) -> None:
 def _assemble(catalog: Catalog, files: list[Path], user: bool) -> Catalog:
     for path in files:
         _add_file(catalog, path, user)
+    catalog.layouts.sort(key=lambda layout: layout.last_resort)  # a client family's own layouts go before the catch-alls
     _check_unique_ids(catalog)
     return catalog
 

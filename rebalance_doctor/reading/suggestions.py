@@ -20,7 +20,7 @@ import yaml
 
 from ..catalog import Catalog
 from ..catalog.dialect import compile_portable, portability_problems
-from ..catalog.entries import MessagePattern
+from ..catalog.entries import MessagePattern, coerce_field
 from ..catalog.schema import FIELD_BY_GROUP, INTEGER_FIELDS
 from .envelope import EnvelopeReader
 
@@ -173,7 +173,9 @@ def _entry_for(suggestion: Suggestion, messages: list[str], vocabulary: _Vocabul
         value_regex = r"-?\d+" if integer else (r"\S+?" if suffix else r"\S+")
         if column and column not in fields_used:
             fields_used.add(column)
-            value_regex = f"(?<{_COLUMN_GROUP[column]}>{value_regex})"
+            name = _COLUMN_GROUP[column]
+            # one line may quote an id that another does not: the quotes are not part of it
+            value_regex = f"(?<{name}>{value_regex})" if integer else f"[\"']?(?<{name}>[^\\s\"']+)[\"']?"
         parts.append(_escape(prefix) + value_regex + _escape(suffix))
         literal_runs.append([prefix] if prefix.strip() else [])
         if suffix.strip():
@@ -202,14 +204,16 @@ def _entry_for(suggestion: Suggestion, messages: list[str], vocabulary: _Vocabul
         "anchor": anchor,
         "regex": regex,
         "examples": [
-            {"line": raw, "fields": {FIELD_BY_GROUP[k]: v for k, v in compiled.search(raw).groupdict().items() if v is not None}}
+            {"line": raw, "fields": {FIELD_BY_GROUP[k]: coerce_field(FIELD_BY_GROUP[k], v)
+                                     for k, v in compiled.search(raw).groupdict().items() if v is not None}}
             for raw in examples
         ],
     }
 
 
 def suggest(unmatched: list[tuple[str, int, str]], catalog: Catalog, limit: int = 50) -> list[Suggestion]:
-    """Templates of the relevant lines no entry matched, most frequent first, each as a catalog entry."""
+    """Templates of the relevant lines no entry matched, each as a catalog entry; the most specific first (the
+    order in which they must be tried), at most ``limit`` of them, keeping the most frequent."""
     from drain3 import TemplateMiner
     from drain3.template_miner_config import TemplateMinerConfig
 
@@ -233,9 +237,24 @@ def suggest(unmatched: list[tuple[str, int, str]], catalog: Catalog, limit: int 
         if entry:
             suggestion.entry = entry
             suggestions.append(suggestion)
-        if len(suggestions) == limit:
-            break
-    return suggestions
+    frequent = {id(s) for s in sorted(suggestions, key=lambda s: -len(s.lines))[:limit]}
+    return _each_matching_its_own([s for s in suggestions if id(s) in frequent])
+
+
+def _each_matching_its_own(suggestions: list[Suggestion]) -> list[Suggestion]:
+    """The suggestions in the order a catalog needs, where the first entry listed wins a line: the most
+    literal text first. An entry whose examples an earlier one takes is dropped, as that one covers its lines."""
+    def literal_length(s: Suggestion) -> int:
+        return sum(len(t) for t in s.template.split() if t != "<*>")
+
+    ordered = sorted(suggestions, key=lambda s: (-literal_length(s), -len(s.lines)))
+    compiled = {id(s): compile_portable(s.entry["regex"]) for s in ordered}
+    kept: list[Suggestion] = []
+    for suggestion in ordered:
+        examples = [e["line"] for e in suggestion.entry["examples"]]
+        if all(not any(o.entry["anchor"] in line and compiled[id(o)].search(line) for o in kept) for line in examples):
+            kept.append(suggestion)
+    return kept
 
 
 def _scalar(value: object) -> str:

@@ -93,7 +93,8 @@ def short_names(files: list[str]) -> dict[str, str]:
 
 def generation_label(rebalance: Rebalance) -> str:
     start = "?" if rebalance.from_generation is None else str(rebalance.from_generation)
-    end = "✗ failed" if rebalance.failed and rebalance.to_generation is None else str(rebalance.to_generation)
+    # no target generation: failed, or the logs end before the group settled
+    end = str(rebalance.to_generation) if rebalance.to_generation is not None else "✗ failed" if rebalance.failed else "?"
     return f"{start} → {end}" + (" ✗" if rebalance.failed and rebalance.to_generation is not None else "")
 
 
