@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 
 from ..catalog.schema import SYMPTOM
 from .model import Cause, Evidence, Rebalance
-from .rebalances import Draft, Episode
-from .timeline import Event, TimeIndex
+from .rebalances import JOIN_SIGNALS, Draft, Episode
+from .timeline import Event, TimeIndex, answered_not_coordinator
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 # KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
@@ -30,6 +30,7 @@ PAUSE_BEFORE, PAUSE_AFTER = timedelta(seconds=60), timedelta(seconds=5)
 PAUSE_SEARCH = timedelta(minutes=10)  # pauses are logged when they end: search this far past the rebalance
 MIN_RUNTIME_PAUSE_MS = 1000  # shorter pauses cannot stop a heartbeat for a session timeout
 STALLED_CAUSES = ("heartbeat_expiry", "poll_timeout")
+MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked"}
 STARTUP = {"subscription_changed", "consumer_lifecycle", "client_config", "join_start", "coordinator_discovered"}  # signs of a member starting up
 
 SUMMARY = {
@@ -112,11 +113,47 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
                   and any(e.member_count == 1 for e in ep.events)), None)
     if alone is not None:
         return _cause("member_join", 0.55, alone.member_id, [alone.join, *(e for e in alone.post if e.member_count == 1)], sides)
+    first_join = _first_join_in_its_log(draft, index)
+    if first_join is not None:
+        return _cause("member_join", 0.5, first_join.member_id, [first_join], sides)
     symptoms = [e for e in window if e.cause == SYMPTOM] + ([start] if start is not None and start.cause == SYMPTOM else [])
     summary = SUMMARY["unknown"]
     if symptoms:
         summary += "; members only report symptoms (the group was already rebalancing when they noticed)"
     return Cause("unknown", 0.2 if symptoms else 0.1, summary, [e.evidence for e in symptoms[:3]], None, _confirm("unknown", sides))
+
+
+def _first_join_in_its_log(draft: Draft, index: TimeIndex) -> Event | None:
+    """In a rebalance known only from members' lines (a client that prints no generation), a member joining for
+    the first time in its log, after start-up lines only: a consumer starting, the one change in view."""
+    if draft.starts or draft.episodes:
+        return None
+    joined: set[tuple[str, str, str]] = set()
+    for event in draft.signals:
+        if event.kind not in JOIN_SIGNALS or event.component == "broker" or event.participant in joined:
+            continue
+        joined.add(event.participant)
+        if id(event) in index.position and _starting(event, index):
+            return event
+    return None
+
+
+def _was_member_before(event: Event, index: TimeIndex) -> bool:
+    """The event's file shows a consumer that had joined the group before it (not one still starting)."""
+    return any(e.kind in MEMBERSHIP_HELD for e in index.before_in_file(event))
+
+
+def _starting(event: Event, index: TimeIndex) -> bool:
+    """The event's file shows a consumer starting up before it, and nothing else. A log that begins at the event
+    (a time window, a rotated file) may begin in the middle of a consumer's life: that is not a start."""
+    return bool(index.before_in_file(event)) and _only_starting_before(event, index)
+
+
+def _only_starting_before(event: Event, index: TimeIndex) -> bool:
+    """Nothing in the event's file before it shows a consumer at work (partitions held, an error from the group,
+    an earlier join): only start-up lines. The whole file, not only the member's own lines: a line whose client id
+    a paste mangled is another participant, and a consumer starting beside a busy one is not the only change."""
+    return all(e.kind in STARTUP and e.kind not in JOIN_SIGNALS for e in index.before_in_file(event))
 
 
 # Coordinator reasons that only say what the coordinator saw; a member's own line may name the real cause.
@@ -208,8 +245,12 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
     members = _member_ids(draft.episodes)
     candidates: list[tuple[float, int, str, Event]] = []
     first_seen = index.first_seen
+    joined = [ep.join.at for ep in draft.episodes if ep.join is not None and ep.join.at is not None]
     for position, event in enumerate(window):
-        if first_seen.get(event.participant) is event and event.kind in STARTUP and event.component != "broker":
+        if event.kind == "followup_rebalance" and joined and event.at is not None and event.at > min(joined):
+            continue  # scheduled once this rebalance's join was done: it starts the next round, it did not start this one
+        if (first_seen.get(event.participant) is event and event.kind in STARTUP and event.component != "broker"
+                and _only_starting_before(event, index)):
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
         if event.component == "broker":
             continue
@@ -221,12 +262,20 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = "cooperative_followup" if (event.partitions or "").strip("[] ,") else None
         elif event.kind == "coordinator_discovered":
             kind = "coordinator_change" if index.coordinator_moved(event) else None
+        elif (event.kind in ("join_failed", "sync_failed", "heartbeat_failed", "coordinator_lost") and answered_not_coordinator(event)
+              and _was_member_before(event, index)):  # a consumer starting may ask before the coordinator has loaded
+            kind = "coordinator_change"
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]
         elif event.kind in ("join_requested", "leave_group") and event.cause not in (None, SYMPTOM, "unknown"):
             kind = event.cause
+            if kind == "metadata_change" and _starting(event, index):
+                kind = "member_join"  # a consumer starting sees its topics' metadata for the first time: it is joining
         if kind is not None:
             candidates.append((-CLIENT_CONFIDENCE.get(kind, 0.5), position, kind, event))
+    # a member that says it is joining for the first time sees its topics' metadata "change" as it starts
+    joining = {event.participant for _, _, kind, event in candidates if kind == "member_join"}
+    candidates = [c for c in candidates if not (c[2] == "metadata_change" and c[3].participant in joining)]
     if not candidates:
         return None
     _, _, kind, event = min(candidates)

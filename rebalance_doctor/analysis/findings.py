@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from .model import Evidence, Finding, LeaderChange, Probing, Rebalance
-from .timeline import Event, broker_id
+from .timeline import Event, answered_not_coordinator, broker_id
 from .versions import VersionRange
 
 STORM_COUNT, STORM_WINDOW = 5, timedelta(minutes=5)
@@ -213,8 +213,8 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
                     [e.evidence for e in lines], severity="warning")
     moves = _coordinator_moves(timeline)
     if moves and not by_cause.get("coordinator_change"):
-        brokers = ", ".join(f"broker {b}" for b in moves[0])
-        add("coordinator_change", f"members lost the group coordinator and found it again ({brokers}); "
+        brokers = f" ({', '.join(f'broker {b}' for b in moves[0])})" if moves[0] else ""
+        add("coordinator_change", f"members lost the group coordinator and found it again{brokers}; "
             "no rebalance came of it in these logs", moves[1])
     static = [e for e in timeline if e.kind in ("static_member_rejoined", "member_fenced") and (e.instance_id or e.kind != "member_fenced")]
     if static and not by_cause.get("static_member_fencing"):
@@ -331,18 +331,23 @@ def _coordinator_moves(timeline: list[Event]) -> tuple[list[str], list[Evidence]
     members lost theirs (NOT_COORDINATOR, coordinator marked dead) and had to find it again."""
     brokers: list[str] = []
     evidence: list[Evidence] = []
-    lost = False
+    lost = found_again = moved = False
     for event in timeline:
-        is_lost = event.kind == "coordinator_lost" or "NOT_COORDINATOR" in (event.error or "").upper().replace(" ", "_")
+        told_moved = answered_not_coordinator(event)
+        is_lost = event.kind == "coordinator_lost" or told_moved
         if event.kind in ("coordinator_discovered", "coordinator_elected", "group_loaded", "coordinator_lost") and event.coordinator:
             broker = broker_id(event.coordinator)
             if broker not in brokers:
                 brokers.append(broker)
                 evidence.append(event.evidence)
+        if lost and not found_again and event.kind == "coordinator_discovered" and not event.coordinator:
+            found_again = True  # some clients never print the coordinator's id: looking it up again is the move
+            evidence.append(event.evidence)
         if is_lost and not lost:
             lost = True
             evidence.append(event.evidence)
-    return (brokers, evidence) if len(brokers) >= 2 or (lost and brokers) else None
+        moved = moved or told_moved
+    return (brokers, evidence) if len(brokers) >= 2 or (lost and (brokers or found_again or moved)) else None
 
 
 def _crash_loop(rebalances: list[Rebalance], timeline: list[Event]) -> tuple[str, list[Evidence]] | None:

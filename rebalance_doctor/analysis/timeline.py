@@ -135,6 +135,7 @@ class TimeIndex:
                 last = event.at
             self.keys.append(last)
         self.first_seen: dict[tuple[str, str, str], Event] = {}
+        self.position = {id(event): i for i, event in enumerate(timeline)}
         self.member_nodes: dict[str, set[str]] = defaultdict(set)  # the nodes whose own lines name each member
         for event in timeline:
             self.first_seen.setdefault(event.participant, event)
@@ -150,6 +151,10 @@ class TimeIndex:
             if event.kind == "coordinator_discovered" and event.coordinator and event.participant == found.participant:
                 previous = broker_id(event.coordinator)
         return False
+
+    def before_in_file(self, event: Event) -> list[Event]:
+        """The events of ``event``'s own file (and node) that precede it."""
+        return [e for e in self.events[: self.position[id(event)]] if e.file == event.file and e.node == event.node]
 
     def between(self, start: datetime, end: datetime) -> list[Event]:
         """Events whose (forward-filled) time lies in [start, end], in timeline order."""
@@ -174,6 +179,12 @@ def files_and_nodes(events: pl.DataFrame) -> tuple[list[str], list[str]]:
 
 
 _COORDINATOR_ID = re.compile(r"(?:nodeId=|\bid:? )(\d+)")
+
+
+def answered_not_coordinator(event: Event) -> bool:
+    """The broker a member asked said it is not (or no longer) the group's coordinator: the coordinator moved.
+    Error codes print as NOT_COORDINATOR, "Not coordinator" or NotCoordinatorForGroup, whatever the client."""
+    return "NOTCOORDINATOR" in (event.error or "").upper().replace(" ", "").replace("_", "")
 
 
 def broker_id(printed: str) -> str:

@@ -114,13 +114,25 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
     nodes = [(m, group.member_nodes.get(m)) for m in members]
     severity = finding.severity if finding else "info"
     return Verdict(kind, severity, title, chain, [g.group_id for g in groups if g.rebalances], nodes, impact, actions,
-                   _root_cause(caused, groups))
+                   _root_cause(caused, groups, group))
 
 
-def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis]) -> str:
-    """The cause behind the verdict: the most frequent known cause of its rebalances; without a rebalance, what a
-    group's findings show happened to its members (an expiry, a coordinator move) though no rebalance is in view."""
-    known = Counter(r.cause.kind for r in caused if r.cause.kind != "unknown")
+def _origin(rebalance: Rebalance, group: GroupAnalysis | None) -> str:
+    """A rebalance's cause, followed back through cooperative follow-up rounds to the round that started them."""
+    rounds = group.rebalances if group is not None else []
+    i = next((i for i, r in enumerate(rounds) if r is rebalance), None)
+    if i is None:
+        return rebalance.cause.kind
+    while i > 0 and rounds[i].cause.kind == "cooperative_followup" and rounds[i - 1].cause.kind != "unknown":
+        i -= 1
+    return rounds[i].cause.kind
+
+
+def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis], group: GroupAnalysis | None = None) -> str:
+    """The cause behind the verdict: the most frequent known cause of its rebalances (a cooperative second round
+    counts as what started its first); without a rebalance, what a group's findings show happened to its members
+    (an expiry, a coordinator move) though no rebalance is in view."""
+    known = Counter(_origin(r, group) for r in caused if r.cause.kind != "unknown")
     if known:
         return known.most_common(1)[0][0]
     if caused:
