@@ -24,10 +24,9 @@ FAMILIES = ("java", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go
 # Excerpts whose root cause the analyzers do not yet recover (the tool says `unknown`, or where noted, another
 # cause), by the general gap behind each. Strict: an excerpt that starts passing must leave this list.
 KNOWN_GAPS = {
-    **dict.fromkeys(("108", "164", "165", "172", "173", "174", "237", "238", "270", "273"),
-                    "a member's first join in a log without timestamps, or seen only in debug or reconciliation lines"),
-    **dict.fromkeys(("109", "117", "240", "242", "246", "250"),
-                    "a join seen only from the leader's assignment or a sync, or a group forming at generation 1"),
+    **dict.fromkeys(("108", "172", "173", "174", "238", "270", "273"),
+                    "a member's first join in a log without timestamps, or in Streams thread lines only"),
+    **dict.fromkeys(("109", "117", "250"), "a join seen only from a sync, two processes in one file, or a group forming at generation 1"),
     **dict.fromkeys(("107", "134", "190", "262"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
     **dict.fromkeys(("118", "119", "166"), "a session expiry in a line that names no group, or on a continuation line"),
     **dict.fromkeys(("142", "193"), "a run of failed joins by one member"),

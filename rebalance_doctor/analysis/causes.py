@@ -11,6 +11,7 @@ known the cause is `unknown`, with what the missing logs would show.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -30,6 +31,7 @@ PAUSE_BEFORE, PAUSE_AFTER = timedelta(seconds=60), timedelta(seconds=5)
 PAUSE_SEARCH = timedelta(minutes=10)  # pauses are logged when they end: search this far past the rebalance
 MIN_RUNTIME_PAUSE_MS = 1000  # shorter pauses cannot stop a heartbeat for a session timeout
 STALLED_CAUSES = ("heartbeat_expiry", "poll_timeout")
+DEPARTURES = {"leave_group", "member_left", "member_expired", "member_removed", "member_fenced", "poll_timeout", "session_timeout"}
 MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked"}
 STARTUP = {"subscription_changed", "consumer_lifecycle", "client_config", "join_start", "coordinator_discovered"}  # signs of a member starting up
 
@@ -113,6 +115,9 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
                   and any(e.member_count == 1 for e in ep.events)), None)
     if alone is not None:
         return _cause("member_join", 0.55, alone.member_id, [alone.join, *(e for e in alone.post if e.member_count == 1)], sides)
+    shrunk = _share_shrunk(draft)
+    if shrunk is not None:
+        return _cause("member_join", 0.5, None, list(shrunk), sides)
     first_join = _first_join_in_its_log(draft, index)
     if first_join is not None:
         return _cause("member_join", 0.5, first_join.member_id, [first_join], sides)
@@ -121,6 +126,26 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
     if symptoms:
         summary += "; members only report symptoms (the group was already rebalancing when they noticed)"
     return Cause("unknown", 0.2 if symptoms else 0.1, summary, [e.evidence for e in symptoms[:3]], None, _confirm("unknown", sides))
+
+
+def _share_shrunk(draft: Draft) -> tuple[Event, Event] | None:
+    """A member that gave up its partitions and got back only some of them, while nobody left: another member
+    took the rest, so one joined. The revocation and the smaller assignment, or None."""
+    if any(e.kind in DEPARTURES for e in draft.events):
+        return None
+    revoked: dict[tuple[str, str, str], Event] = {}
+    for event in sorted((e for e in draft.events if e.at is not None), key=lambda e: e.at) or draft.events:
+        if event.kind == "partitions_revoked" and _partition_set(event.partitions):
+            revoked[event.participant] = event
+        elif event.kind == "partitions_assigned" and event.participant in revoked:
+            before, after = _partition_set(revoked[event.participant].partitions), _partition_set(event.partitions)
+            if after and after < before:
+                return revoked[event.participant], event
+    return None
+
+
+def _partition_set(partitions: str | None) -> frozenset[str]:
+    return frozenset(p for p in re.split(r"[\s,\[\]{}]+", partitions or "") if p)
 
 
 def _first_join_in_its_log(draft: Draft, index: TimeIndex) -> Event | None:

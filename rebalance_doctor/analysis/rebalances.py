@@ -433,8 +433,9 @@ ORPHAN_SIGNALS = {
     "probing_rebalance", "followup_rebalance", "sync_failed", "join_failed", "heartbeat_failed", "partitions_lost",
     "commit_failed", "session_timeout", "rebalance_failed",
 }
-# Clients that never print a generation (KafkaJS, ruby-kafka, sarama, Streamiz) show a rebalance by these alone.
-JOIN_SIGNALS = {"join_start", "join_succeeded", "partitions_assigned"}
+# Clients that never print a generation (KafkaJS, ruby-kafka, sarama, Streamiz) or, at INFO, an epoch transition
+# (the KIP-848 consumer of 3.7 and 3.8) show a rebalance by these alone.
+JOIN_SIGNALS = {"join_start", "join_succeeded", "partitions_assigned", "reconciliation"}
 ORPHAN_SIGNALS |= JOIN_SIGNALS
 ORPHAN_MARGIN = timedelta(seconds=10)
 ORPHAN_GAP = timedelta(seconds=30)

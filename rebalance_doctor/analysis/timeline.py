@@ -17,8 +17,10 @@ from .model import ClockSkew, Evidence
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 UNNAMED_GROUP = "(group not in the logs)"
 BROKER_FOLLOW_UPS = {"rebalance_skipped"}  # coordinator lines that continue the previous one and name no group
+# Kinds whose lines some clients print without the group (a Streams assignor, librdkafka's and KafkaJS's debug
+# lines): when nothing in their file names one, they still make a rebalance, of a group the logs do not name.
 GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
-                   "poll_timeout", "leave_group", "join_requested", "heartbeat_failed"}  # beyond this a pair is another rebalance, not a clock difference
+                   "poll_timeout", "leave_group", "join_requested", "join_start", "heartbeat_failed"}
 
 
 class Event(NamedTuple("EventRow", [(name, Any) for name in (*COLUMN_NAMES, "at")])):
