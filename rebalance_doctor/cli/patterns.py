@@ -144,7 +144,7 @@ def patterns_suggest(
     if not suggestions:
         environment().err.print(Text("no relevant unmatched line to suggest an entry for", style="dim"))
         raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
-    nearest = Counter(s.nearest.component for s in suggestions if s.nearest and s.entry["kind"] != "diagnostic")
+    nearest = Counter(s.nearest[0][1].component for s in suggestions if s.nearest)
     text = suggestions_yaml(suggestions, component or (nearest.most_common(1)[0][0] if nearest else "consumer"))
     if output is None:
         environment().stdout.write(text)

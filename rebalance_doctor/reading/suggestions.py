@@ -34,7 +34,10 @@ _IDENTIFIER = re.compile(r"\d|\w[-_.]\w")
 _NAMEABLE = frozenset({"group_id", "generation", "group_epoch", "member_epoch", "member_id", "instance_id", "client_id",
                        "leader_id", "coordinator", "member_count", "client_count", "duration_ms", "offsets_partition"})
 _COLUMN_GROUP = {column: group for group, column in FIELD_BY_GROUP.items()}
-MIN_SIMILARITY = 0.2  # below it no bundled wording is close enough to lend its kind
+# Below it a bundled wording is too far to lend its kind: the entry stays `diagnostic`, which no analyzer reads as
+# a cause (a wrong kind would make the report confidently wrong), and the comment lists the nearest kinds to choose from.
+MIN_SIMILARITY = 0.6
+NEAREST_SHOWN = 3
 EXAMPLES_PER_ENTRY = 3
 
 
@@ -45,8 +48,7 @@ class Suggestion:
     template: str
     lines: list[tuple[str, int, str]]  # (file, line number, raw line) of every line the template covers
     entry: dict = field(default_factory=dict)  # id, kind, level, since, anchor, regex, examples
-    nearest: MessagePattern | None = None
-    similarity: float = 0.0
+    nearest: list[tuple[float, MessagePattern]] = field(default_factory=list)  # (similarity, bundled entry), one per kind
 
 
 def _message(raw: str, reader: EnvelopeReader, catalog: Catalog) -> str:
@@ -113,14 +115,18 @@ class _Vocabulary:
                 return column
         return None
 
-    def nearest(self, words: Iterable[str]) -> tuple[MessagePattern | None, float]:
+    def nearest(self, words: Iterable[str]) -> list[tuple[float, MessagePattern]]:
+        """The bundled entries whose wording is nearest, most similar first, one per kind."""
         query = self._weights(Counter(w.lower() for w in words if len(w) > 2))
-        best, score = None, 0.0
-        for pattern, weights in self.documents:
-            similarity = sum(w * weights.get(word, 0.0) for word, w in query.items())
-            if similarity > score:
-                best, score = pattern, similarity
-        return best, score
+        scored = sorted(((sum(w * weights.get(word, 0.0) for word, w in query.items()), pattern) for pattern, weights in self.documents),
+                        key=lambda item: -item[0])
+        by_kind: dict[str, tuple[float, MessagePattern]] = {}
+        for similarity, pattern in scored:
+            if similarity > 0 and pattern.kind not in by_kind:
+                by_kind[pattern.kind] = (similarity, pattern)
+            if len(by_kind) == NEAREST_SHOWN:
+                break
+        return list(by_kind.values())
 
 
 def _common_edges(values: list[str]) -> tuple[str, str]:
@@ -190,8 +196,8 @@ def _entry_for(suggestion: Suggestion, messages: list[str], vocabulary: _Vocabul
     anchor = next((a for a in anchors if len(a) >= 4 and all(a in raw for raw in examples)), None)
     if not examples or anchor is None:
         return None
-    suggestion.nearest, suggestion.similarity = vocabulary.nearest(_WORD.findall(" ".join(run for runs in literal_runs for run in runs)))
-    close = suggestion.nearest is not None and suggestion.similarity >= MIN_SIMILARITY
+    suggestion.nearest = vocabulary.nearest(_WORD.findall(" ".join(run for runs in literal_runs for run in runs)))
+    close = bool(suggestion.nearest) and suggestion.nearest[0][0] >= MIN_SIMILARITY
     slug = "-".join(w.lower() for w in _WORD.findall(anchor)[:5]) or "template"
     entry_id, n = f"suggested.{slug}", 2
     while entry_id in taken_ids:
@@ -199,7 +205,7 @@ def _entry_for(suggestion: Suggestion, messages: list[str], vocabulary: _Vocabul
     taken_ids.add(entry_id)
     return {
         "id": entry_id,
-        "kind": suggestion.nearest.kind if close else "diagnostic",
+        "kind": suggestion.nearest[0][1].kind if close else "diagnostic",
         "since": "0.0",
         "anchor": anchor,
         "regex": regex,
@@ -274,8 +280,9 @@ def suggestions_yaml(suggestions: list[Suggestion], component: str) -> str:
     ]
     for s in suggestions:
         where = ", ".join(f"{file}:{number}" for file, number, _ in s.lines[:3])
-        guess = (f"kind of the nearest bundled entry {s.nearest.id} (similarity {s.similarity:.2f})"
-                 if s.entry["kind"] != "diagnostic" else "no bundled wording is close: kind to choose")
+        nearest = ", ".join(f"{pattern.kind} ({pattern.id}, {similarity:.2f})" for similarity, pattern in s.nearest) or "none"
+        guess = (f"kind of the nearest bundled wording; nearest kinds: {nearest}" if s.entry["kind"] != "diagnostic"
+                 else f"no bundled wording is close enough to lend its kind; nearest kinds: {nearest}")
         out += [
             f"  # {len(s.lines)} line{'s' if len(s.lines) != 1 else ''} ({where}{', …' if len(s.lines) > 3 else ''})",
             f"  # template: {s.template}",
