@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from ..catalog.schema import SYMPTOM
 from .model import Cause, Evidence, Rebalance
 from .rebalances import JOIN_SIGNALS, Draft, Episode
-from .timeline import Event, TimeIndex, answered_not_coordinator
+from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 # KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
@@ -115,6 +115,9 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
                   and any(e.member_count == 1 for e in ep.events)), None)
     if alone is not None:
         return _cause("member_join", 0.55, alone.member_id, [alone.join, *(e for e in alone.post if e.member_count == 1)], sides)
+    retries = _failed_attempts(draft)
+    if retries:
+        return _cause("failed_rebalance_retry", 0.55, retries[0].member_id, retries[:3], sides)
     shrunk = _share_shrunk(draft)
     if shrunk is not None:
         return _cause("member_join", 0.5, None, list(shrunk), sides)
@@ -126,6 +129,22 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
     if symptoms:
         summary += "; members only report symptoms (the group was already rebalancing when they noticed)"
     return Cause("unknown", 0.2 if symptoms else 0.1, summary, [e.evidence for e in symptoms[:3]], None, _confirm("unknown", sides))
+
+
+def _failed_attempts(draft: Draft) -> list[Event]:
+    """A member whose Join/SyncGroup failed again and again within this rebalance: it kept it going by retrying.
+    Its failures, or nothing when no member failed twice."""
+    failures: dict[tuple[str, str, str], list[Event]] = {}
+    for event in sorted(draft.events, key=lambda e: (e.at is None, e.at or EARLIEST)):
+        if not failures and _already_rebalancing(event):
+            return []  # the group was rebalancing before the first failure: the failures are not what started it
+        if event.kind in ("join_failed", "sync_failed") and event.component != "broker":
+            failures.setdefault(event.participant, []).append(event)
+    return max((f for f in failures.values() if len(f) >= 2), key=len, default=[])
+
+
+def _already_rebalancing(event: Event) -> bool:
+    return event.cause == SYMPTOM or "REBALANCEINPROGRESS" in (event.error or "").upper().replace("_", "").replace(" ", "")
 
 
 def _share_shrunk(draft: Draft) -> tuple[Event, Event] | None:
