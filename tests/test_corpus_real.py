@@ -28,8 +28,8 @@ KNOWN_GAPS = {
                     "a member's first join in a log without timestamps, or in Streams thread lines only"),
     **dict.fromkeys(("109", "117", "250"), "a join seen only from a sync, two processes in one file, or a group forming at generation 1"),
     **dict.fromkeys(("107", "134", "190", "262"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
-    **dict.fromkeys(("118", "119", "166"), "a session expiry in a line that names no group, or on a continuation line"),
-    "136": "aiokafka's unsubscribe is read as a subscription change, not a leave",
+    "166": "the group and the error on continuation lines (pino-pretty)",
+    "136": "a leave in a log without timestamps makes no rebalance",
     **dict.fromkeys(("247", "249"), "a partition or topic added with no member change"),
     "272": "Streams threads shutting down without consumer lines",
 }

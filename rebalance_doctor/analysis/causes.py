@@ -311,7 +311,7 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = "coordinator_change"
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]
-        elif event.kind in ("join_requested", "leave_group") and event.cause not in (None, SYMPTOM, "unknown"):
+        elif event.kind in ("join_requested", "leave_group", "subscription_changed") and event.cause not in (None, SYMPTOM, "unknown"):
             kind = event.cause
             if kind == "metadata_change" and _starting(event, index):
                 kind = "member_join"  # a consumer starting sees its topics' metadata for the first time: it is joining

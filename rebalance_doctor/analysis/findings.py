@@ -207,7 +207,7 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
             add(kind, f"{len(hits)} rebalance(s) of {group_id} caused by {kind.replace('_', ' ')}{who}", _evidence(hits))
     for kind, event_kinds in (("heartbeat_expiry", ("member_expired", "session_timeout")), ("poll_timeout", ("poll_timeout",))):
         if not by_cause.get(kind):  # it happened inside a rebalance something else had started
-            lines = [e for e in timeline if e.kind in event_kinds]
+            lines = [e for e in _before_own_leave(timeline) if e.kind in event_kinds]
             if lines:  # it started no rebalance: a symptom to read, not the cause
                 add(kind, f"{len(lines)} {kind.replace('_', ' ')} line(s) during rebalances started by something else",
                     [e.evidence for e in lines], severity="warning")
@@ -324,6 +324,21 @@ def _storm(rebalances: list[Rebalance]) -> tuple[str, list[Evidence]] | None:
             span = (burst[-1].started_at - first.started_at).total_seconds()
             return f"{len(burst)} rebalances within {span:.0f} s", _evidence(burst)
     return None
+
+
+def _before_own_leave(timeline: list[Event]) -> list[Event]:
+    """The timeline without what a client reports after it left the group on purpose and before it joins again: a
+    consumer that unsubscribed may keep logging its session as expired, and that is no expiry of a live member."""
+    left: set[tuple[str, str | None]] = set()
+    kept = []
+    for event in timeline:
+        if (event.file, event.node) not in left:
+            kept.append(event)
+        if event.component != "broker" and event.cause == "member_leave":
+            left.add((event.file, event.node))
+        elif event.kind in ("join_start", "join_succeeded"):  # it came back
+            left.discard((event.file, event.node))
+    return kept
 
 
 def _coordinator_moves(timeline: list[Event]) -> tuple[list[str], list[Evidence]] | None:

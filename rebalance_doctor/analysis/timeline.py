@@ -20,7 +20,8 @@ BROKER_FOLLOW_UPS = {"rebalance_skipped"}  # coordinator lines that continue the
 # Kinds whose lines some clients print without the group (a Streams assignor, librdkafka's and KafkaJS's debug
 # lines): when nothing in their file names one, they still make a rebalance, of a group the logs do not name.
 GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
-                   "poll_timeout", "leave_group", "join_requested", "join_start", "join_failed", "heartbeat_failed"}
+                   "poll_timeout", "leave_group", "join_requested", "join_start", "join_failed", "heartbeat_failed",
+                   "session_timeout", "subscription_changed"}
 
 
 class Event(NamedTuple("EventRow", [(name, Any) for name in (*COLUMN_NAMES, "at")])):
