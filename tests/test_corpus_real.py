@@ -26,7 +26,7 @@ FAMILIES = ("java", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go
 KNOWN_GAPS = {
     **dict.fromkeys(("108", "172", "173", "174", "238", "270", "273"),
                     "a member's first join in a log without timestamps, or in Streams thread lines only"),
-    **dict.fromkeys(("109", "117", "250"), "a join seen only from a sync, two processes in one file, or a group forming at generation 1"),
+    "109": "a join seen only from a sync, the JoinGroup line missing",
     **dict.fromkeys(("107", "134", "190", "262"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
     "166": "the group and the error on continuation lines (pino-pretty)",
     "136": "a leave in a log without timestamps makes no rebalance",

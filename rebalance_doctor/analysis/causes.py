@@ -115,10 +115,13 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
                   and any(e.member_count == 1 for e in ep.events)), None)
     if alone is not None:
         return _cause("member_join", 0.55, alone.member_id, [alone.join, *(e for e in alone.post if e.member_count == 1)], sides)
+    if previous is None and draft.generation == 1 and protocol != "consumer":
+        # the group's first generation, and the first rebalance in view: members joining a new group formed it
+        return _cause("member_join", 0.55, None, (draft.starts + draft.broker)[:2], sides)
     retries = _failed_attempts(draft)
     if retries:
         return _cause("failed_rebalance_retry", 0.55, retries[0].member_id, retries[:3], sides)
-    shrunk = _share_shrunk(draft)
+    shrunk = _share_shrunk(draft, window)
     if shrunk is not None:
         return _cause("member_join", 0.5, None, list(shrunk), sides)
     first_join = _first_join_in_its_log(draft, index)
@@ -147,19 +150,22 @@ def _already_rebalancing(event: Event) -> bool:
     return event.cause == SYMPTOM or "REBALANCEINPROGRESS" in (event.error or "").upper().replace("_", "").replace(" ", "")
 
 
-def _share_shrunk(draft: Draft) -> tuple[Event, Event] | None:
-    """A member that gave up its partitions and got back only some of them, while nobody left: another member
-    took the rest, so one joined. The revocation and the smaller assignment, or None."""
-    if any(e.kind in DEPARTURES for e in draft.events):
+def _share_shrunk(draft: Draft, window: list[Event]) -> tuple[Event, Event] | None:
+    """A consumer that gave up its partitions and got back only some of them, while nobody left: another member
+    took the rest, so one joined. The revocation and the smaller assignment, or None. A consumer is its file and
+    thread: a listener container's own lines name no client id."""
+    events = list({id(e): e for e in window + draft.events}.values())
+    if any(e.kind in DEPARTURES for e in events):
         return None
-    revoked: dict[tuple[str, str, str], Event] = {}
-    for event in sorted((e for e in draft.events if e.at is not None), key=lambda e: e.at) or draft.events:
+    revoked: dict[tuple, Event] = {}
+    for event in sorted((e for e in events if e.at is not None), key=lambda e: e.at) or events:
+        consumer = (event.file, event.node, event.thread or event.client_id)
         if event.kind == "partitions_revoked" and _partition_set(event.partitions):
-            revoked[event.participant] = event
-        elif event.kind == "partitions_assigned" and event.participant in revoked:
-            before, after = _partition_set(revoked[event.participant].partitions), _partition_set(event.partitions)
+            revoked[consumer] = event
+        elif event.kind == "partitions_assigned" and consumer in revoked:
+            before, after = _partition_set(revoked[consumer].partitions), _partition_set(event.partitions)
             if after and after < before:
-                return revoked[event.participant], event
+                return revoked[consumer], event
     return None
 
 
