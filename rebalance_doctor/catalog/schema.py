@@ -35,7 +35,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("file", "str", "input file the line came from ('-' for stdin)"),
     Column("line", "int", "1-based line number of the record's first line in its file"),
     Column("node", "str", "broker or client node: log prefix (docker/kubectl/CSV host) or file name"),
-    Column("component", "str", "broker, consumer, streams, connect or librdkafka"),
+    Column("component", "str", "broker, consumer, streams, connect, librdkafka, a client library (COMPONENTS) or jvm"),
     Column("kind", "str", "event kind, one of KINDS"),
     Column("pattern_id", "str", "id of the catalog entry that matched"),
     Column("group_id", "str", "consumer group id (Streams application.id, Connect group)", True),
