@@ -16,7 +16,9 @@ from .options import Color, LogOptions, Paths, PatternDirs, TimeZones, catalog_o
 
 @patterns_app.command("list")
 def patterns_list(
-    component: Annotated[str | None, typer.Option("--component", help="broker, consumer, streams, connect, librdkafka, or a client library (kafka-python, kafkajs, sarama, franz-go, kafka-go, ruby-kafka, streamiz).")] = None,
+    component: Annotated[str | None, typer.Option("--component", help=(
+        "broker, consumer, streams, connect, librdkafka, or a client library (kafka-python, kafkajs, sarama, franz-go, kafka-go, "
+        "ruby-kafka, streamiz)."))] = None,
     kind: Annotated[str | None, typer.Option("--kind", "-k", help="Only entries of this event kind.")] = None,
     patterns: PatternDirs = [],
     color: Color = "auto",
