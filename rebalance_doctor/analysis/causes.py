@@ -32,6 +32,7 @@ PAUSE_SEARCH = timedelta(minutes=10)  # pauses are logged when they end: search 
 MIN_RUNTIME_PAUSE_MS = 1000  # shorter pauses cannot stop a heartbeat for a session timeout
 STALLED_CAUSES = ("heartbeat_expiry", "poll_timeout")
 DEPARTURES = {"leave_group", "member_left", "member_expired", "member_removed", "member_fenced", "poll_timeout", "session_timeout"}
+STREAMS_START_STATES = {"CREATED", "STARTING"}
 MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked"}
 STARTUP = {"subscription_changed", "consumer_lifecycle", "client_config", "join_start", "coordinator_discovered"}  # signs of a member starting up
 
@@ -203,7 +204,15 @@ def _only_starting_before(event: Event, index: TimeIndex) -> bool:
     """Nothing in the event's file before it shows a consumer at work (partitions held, an error from the group,
     an earlier join): only start-up lines. The whole file, not only the member's own lines: a line whose client id
     a paste mangled is another participant, and a consumer starting beside a busy one is not the only change."""
-    return all(e.kind in STARTUP and e.kind not in JOIN_SIGNALS for e in index.before_in_file(event))
+    return all(_start_up_line(e) for e in index.before_in_file(event))
+
+
+def _start_up_line(event: Event) -> bool:
+    """A line a consumer prints on its way up: its config, its subscription, finding the coordinator, or a
+    Streams client or thread leaving its CREATED or STARTING state (states only a start passes through)."""
+    if event.kind in ("streams_thread_state", "streams_client_state"):
+        return (event.prev_state or "").upper() in STREAMS_START_STATES
+    return event.kind in STARTUP and event.kind not in JOIN_SIGNALS
 
 
 # Coordinator reasons that only say what the coordinator saw; a member's own line may name the real cause.

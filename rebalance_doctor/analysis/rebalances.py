@@ -467,8 +467,11 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
     broker_times = [e.at for e in timeline if e.component == "broker" and e.at]
     covered_by_broker = (min(broker_times), max(broker_times)) if broker_times else None
 
+    timeless = not any(e.at for e in timeline)  # then the lines' order is the only order, and a join places a rebalance
+
     def real(cluster: list[Event]) -> bool:
-        if not (any(e.at for e in cluster) or any(e.cause not in (None, "symptom") for e in cluster)):
+        placed = any(e.at for e in cluster) or any(e.cause not in (None, "symptom") or (timeless and e.kind in JOIN_SIGNALS) for e in cluster)
+        if not placed:
             return False
         client_only = all(e.component != "broker" for e in cluster)
         at = next((e.at for e in cluster if e.at), None)
