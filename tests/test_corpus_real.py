@@ -24,7 +24,7 @@ FAMILIES = ("java", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go
 # Excerpts whose root cause the analyzers do not yet recover (the tool says `unknown`, or where noted, another
 # cause), by the general gap behind each. Strict: an excerpt that starts passing must leave this list.
 KNOWN_GAPS = {
-    **dict.fromkeys(("174", "238", "270", "273"), "a start seen only in Streams thread lines, or in a timeless KIP-848 reconciliation"),
+    **dict.fromkeys(("174", "238", "270"), "a start seen only in Streams thread lines, or in a timeless KIP-848 reconciliation"),
     "109": "a join seen only from a sync, the JoinGroup line missing",
     **dict.fromkeys(("107", "134", "190", "262"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
     "166": "the group and the error on continuation lines (pino-pretty)",

@@ -431,7 +431,7 @@ def track_broker_members(members: set[str], timeline: list[Event], position: int
 ORPHAN_SIGNALS = {
     "join_requested", "leave_group", "poll_timeout", "member_expired", "member_left", "member_fenced", "member_removed",
     "probing_rebalance", "followup_rebalance", "sync_failed", "join_failed", "heartbeat_failed", "partitions_lost",
-    "commit_failed", "session_timeout", "rebalance_failed",
+    "commit_failed", "session_timeout", "rebalance_failed", "thread_replaced",
 }
 # Clients that never print a generation (KafkaJS, ruby-kafka, sarama, Streamiz) or, at INFO, an epoch transition
 # (the KIP-848 consumer of 3.7 and 3.8) show a rebalance by these alone.
