@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import yaml
@@ -67,6 +66,25 @@ def _message(raw: str, reader: EnvelopeReader, catalog: Catalog) -> str:
     return message
 
 
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_SUFFIXES = ("ing", "ed", "es", "s", "e")
+
+
+def _stems(text: str) -> list[str]:
+    """The words of a wording as comparable stems: camelCase split (joinGroup → join group), lower case, a
+    trailing -ing/-ed/-es/-s/-e dropped (joined, joining, join → join; leaving, leave → leav)."""
+    stems = []
+    for word in _CAMEL.findall(text):
+        word = word.lower()
+        for suffix in _SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+        if len(word) > 2:
+            stems.append(word)
+    return stems
+
+
 def _last_words(text: str, count: int) -> str:
     return " ".join(w.lower() for w in _WORD.findall(text)[-count:])
 
@@ -87,7 +105,9 @@ class _Vocabulary:
                 for column, value in example.fields.items():
                     if column in _NAMEABLE and str(value):
                         self._learn(example.line, str(value), column)
-                words.update(w.lower() for w in _WORD.findall(message) if w not in values and len(w) > 2)
+                for value in values:  # a field's value is not wording
+                    message = message.replace(value, " ")
+                words.update(_stems(message))
             documents.append((pattern, words))
         frequency = Counter(word for _, words in documents for word in words)
         self.idf = {word: math.log(len(documents) / count) for word, count in frequency.items()}
@@ -115,9 +135,9 @@ class _Vocabulary:
                 return column
         return None
 
-    def nearest(self, words: Iterable[str]) -> list[tuple[float, MessagePattern]]:
+    def nearest(self, wording: str) -> list[tuple[float, MessagePattern]]:
         """The bundled entries whose wording is nearest, most similar first, one per kind."""
-        query = self._weights(Counter(w.lower() for w in words if len(w) > 2))
+        query = self._weights(Counter(_stems(wording)))
         scored = sorted(((sum(w * weights.get(word, 0.0) for word, w in query.items()), pattern) for pattern, weights in self.documents),
                         key=lambda item: -item[0])
         by_kind: dict[str, tuple[float, MessagePattern]] = {}
@@ -196,7 +216,7 @@ def _entry_for(suggestion: Suggestion, messages: list[str], vocabulary: _Vocabul
     anchor = next((a for a in anchors if len(a) >= 4 and all(a in raw for raw in examples)), None)
     if not examples or anchor is None:
         return None
-    suggestion.nearest = vocabulary.nearest(_WORD.findall(" ".join(run for runs in literal_runs for run in runs)))
+    suggestion.nearest = vocabulary.nearest(" ".join(run for runs in literal_runs for run in runs))
     close = bool(suggestion.nearest) and suggestion.nearest[0][0] >= MIN_SIMILARITY
     slug = "-".join(w.lower() for w in _WORD.findall(anchor)[:5]) or "template"
     entry_id, n = f"suggested.{slug}", 2
