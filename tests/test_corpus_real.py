@@ -24,13 +24,17 @@ FAMILIES = ("java", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go
 # Excerpts whose root cause the analyzers do not yet recover (the tool says `unknown`, or where noted, another
 # cause), by the general gap behind each. Strict: an excerpt that starts passing must leave this list.
 KNOWN_GAPS = {
-    **dict.fromkeys(("174", "238", "270"), "a start seen only in Streams thread lines, or in a timeless KIP-848 reconciliation"),
-    "109": "a join seen only from a sync, the JoinGroup line missing",
-    **dict.fromkeys(("107", "134", "190", "262"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
-    "166": "the group and the error on continuation lines (pino-pretty)",
+    **dict.fromkeys(("103", "109", "174", "238", "270", "342", "360", "361", "362", "367", "373"),
+                    "a member's start shown by no start-up line the catalogs know, or only by another member's share"),
+    **dict.fromkeys(("107", "134", "190", "262", "313"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
     "136": "a leave in a log without timestamps makes no rebalance",
+    "166": "the group and the error on continuation lines (pino-pretty)",
     **dict.fromkeys(("247", "249"), "a partition or topic added with no member change"),
-    "272": "Streams threads shutting down without consumer lines",
+    **dict.fromkeys(("272", "371"), "Streams threads shutting down, without consumer lines"),
+    "301": "a line cut before its end (a terminal pane) loses its generation",
+    "307": "the group named only in a line that is no event",
+    **dict.fromkeys(("350", "351"), "KafkaJS lines that name neither the group nor the consumer prefix"),
+    "365": "a deciding line (the leader's member list) that is no event",
 }
 
 

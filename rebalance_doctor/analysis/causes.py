@@ -33,7 +33,9 @@ MIN_RUNTIME_PAUSE_MS = 1000  # shorter pauses cannot stop a heartbeat for a sess
 STALLED_CAUSES = ("heartbeat_expiry", "poll_timeout")
 DEPARTURES = {"leave_group", "member_left", "member_expired", "member_removed", "member_fenced", "poll_timeout", "session_timeout"}
 STREAMS_START_STATES = {"CREATED", "STARTING"}
-MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked"}
+# What only a member of the group logs: it had joined, held partitions or heartbeated.
+MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked", "heartbeat_failed", "commit_failed",
+                   "generation_reset"}
 STARTUP = {"subscription_changed", "consumer_lifecycle", "client_config", "join_start", "coordinator_discovered"}  # signs of a member starting up
 
 SUMMARY = {
@@ -107,7 +109,8 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
         return _cause(kind, CLIENT_CONFIDENCE.get(kind, 0.6), member, [event, *([start] if start else [])], sides)
     if previous is not None and previous.failed and start_at and previous.started_at and start_at - previous.started_at <= RETRY_WINDOW:
         return _cause("failed_rebalance_retry", 0.6, None, [start] if start else [], sides)
-    newcomer = next((ep for ep in draft.episodes if ep.first_in_log and any(e.kind in STARTUP for e in ep.pre)), None)
+    newcomer = next((ep for ep in draft.episodes if ep.first_in_log and any(e.kind in STARTUP for e in ep.pre)
+                     and not (ep.join is not None and id(ep.join) in index.position and _was_member_before(ep.join, index))), None)
     if newcomer is not None and newcomer.join is not None:
         return _cause("member_join", 0.6, newcomer.member_id, [newcomer.join], sides)
     # A member that was not processing before its first join in the log, and found itself the only member of the

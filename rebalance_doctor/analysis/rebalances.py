@@ -438,6 +438,8 @@ ORPHAN_SIGNALS = {
 JOIN_SIGNALS = {"join_start", "join_succeeded", "partitions_assigned", "reconciliation"}
 ORPHAN_SIGNALS |= JOIN_SIGNALS
 ORPHAN_MARGIN = timedelta(seconds=10)
+PENDING_REBALANCE = timedelta(minutes=5)  # the default rebalance timeout (max.poll.interval.ms)
+SETTLED = {"group_stabilized", "join_succeeded", "sync_succeeded", "assignment_received", "partitions_assigned"}
 ORPHAN_GAP = timedelta(seconds=30)
 
 
@@ -445,7 +447,7 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
     """Rebalances seen only through their side effects: a member leaving or expiring with no rebalance line
     after it, a member that only reports the group rebalancing, a Streams probing trigger without a group."""
     covered = {id(e) for d in known for e in d.events}
-    windows = sorted((d.first_at - ORPHAN_MARGIN, _last_at(d) + ORPHAN_MARGIN) for d in known if d.first_at)
+    windows = sorted((d.first_at - ORPHAN_MARGIN, _window_end(d)) for d in known if d.first_at)
     starts = [a for a, _ in windows]
     reach = list(itertools.accumulate((b for _, b in windows), max))  # furthest end among windows starting before
 
@@ -490,6 +492,15 @@ def _signals_rebalance(event: Event) -> bool:
 
 def _last_at(draft: Draft) -> datetime:
     return max(e.at for e in draft.events if e.at)
+
+
+def _window_end(draft: Draft) -> datetime:
+    """Until when a rebalance's side effects belong to it. One the logs never show settle may still be waiting
+    for its members (up to the rebalance timeout): a member expired meanwhile is part of it, not a new one."""
+    end = _last_at(draft) + ORPHAN_MARGIN
+    if not any(e.kind in SETTLED for e in draft.events):
+        end = max(end, draft.first_at + PENDING_REBALANCE)
+    return end
 
 
 def in_time_order(drafts: list[Draft]) -> list[Draft]:

@@ -191,7 +191,9 @@ def coerce_field(name: str, value: Any) -> Any:
         return value if isinstance(value, bool) else str(value).lower() in ("true", "1", "yes", "me")
     if name in INTEGER_FIELDS:
         try:
-            return int(str(value).strip())
+            number = int(str(value).strip())
         except ValueError:
             return None
+        # a negative generation is the clients' "none yet" placeholder (Generation{generationId=-1}), not a generation
+        return None if name == "generation" and number < 0 else number
     return str(value)

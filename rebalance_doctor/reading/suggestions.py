@@ -36,6 +36,7 @@ _COLUMN_GROUP = {column: group for group, column in FIELD_BY_GROUP.items()}
 # Below it a bundled wording is too far to lend its kind: the entry stays `diagnostic`, which no analyzer reads as
 # a cause (a wrong kind would make the report confidently wrong), and the comment lists the nearest kinds to choose from.
 MIN_SIMILARITY = 0.6
+MIN_NAMING_ENTRIES = 3  # bundled entries that must agree on what the word before a value names
 NEAREST_SHOWN = 3
 EXAMPLES_PER_ENTRY = 3
 
@@ -95,7 +96,8 @@ class _Vocabulary:
 
     def __init__(self, catalog: Catalog):
         reader = EnvelopeReader(catalog)
-        self.names: dict[str, Counter] = defaultdict(Counter)
+        self.names: dict[str, Counter] = defaultdict(Counter)  # words before a value → its column, counted in entries
+        self._seen: set[tuple[str, str, str]] = set()
         documents: list[tuple[MessagePattern, Counter]] = []
         for pattern in catalog.patterns:
             words: Counter = Counter()
@@ -104,7 +106,7 @@ class _Vocabulary:
                 values = {str(v) for v in example.fields.values() if isinstance(v, (str, int)) and not isinstance(v, bool)}
                 for column, value in example.fields.items():
                     if column in _NAMEABLE and str(value):
-                        self._learn(example.line, str(value), column)
+                        self._learn(example.line, str(value), column, pattern.id)
                 for value in values:  # a field's value is not wording
                     message = message.replace(value, " ")
                 words.update(_stems(message))
@@ -113,11 +115,16 @@ class _Vocabulary:
         self.idf = {word: math.log(len(documents) / count) for word, count in frequency.items()}
         self.documents = [(pattern, self._weights(words)) for pattern, words in documents]
 
-    def _learn(self, line: str, value: str, column: str) -> None:
-        for m in re.finditer(re.escape(value), line):
+    def _learn(self, line: str, value: str, column: str, entry: str) -> None:
+        """Count, once per entry, the words before each whole occurrence of a field's value (not a group id
+        inside a partition name that starts with it)."""
+        for m in re.finditer(rf"(?<![\w.-]){re.escape(value)}(?![\w.-])", line):
             before = line[: m.start()]
             for count in (2, 1):
-                self.names[_last_words(before, count)][column] += 1
+                key = _last_words(before, count)
+                if (key, column, entry) not in self._seen:
+                    self._seen.add((key, column, entry))
+                    self.names[key][column] += 1
 
     def _weights(self, words: Counter) -> dict[str, float]:
         weights = {word: count * self.idf.get(word, 1.0) for word, count in words.items()}
@@ -131,7 +138,7 @@ class _Vocabulary:
             if not votes:
                 continue
             column, n = votes.most_common(1)[0]
-            if n >= 2 and n >= 0.6 * sum(votes.values()) and (column in INTEGER_FIELDS) == integer:
+            if n >= MIN_NAMING_ENTRIES and n >= 0.7 * sum(votes.values()) and (column in INTEGER_FIELDS) == integer:
                 return column
         return None
 
