@@ -36,6 +36,7 @@ _COLUMN_GROUP = {column: group for group, column in FIELD_BY_GROUP.items()}
 # Below it a bundled wording is too far to lend its kind: the entry stays `diagnostic`, which no analyzer reads as
 # a cause (a wrong kind would make the report confidently wrong), and the comment lists the nearest kinds to choose from.
 MIN_SIMILARITY = 0.6
+MIN_MARGIN = 0.15
 MIN_NAMING_ENTRIES = 3  # bundled entries that must agree on what the word before a value names
 NEAREST_SHOWN = 3
 EXAMPLES_PER_ENTRY = 3
@@ -224,7 +225,9 @@ def _entry_for(suggestion: Suggestion, messages: list[str], vocabulary: _Vocabul
     if not examples or anchor is None:
         return None
     suggestion.nearest = vocabulary.nearest(" ".join(run for runs in literal_runs for run in runs))
-    close = bool(suggestion.nearest) and suggestion.nearest[0][0] >= MIN_SIMILARITY
+    best = suggestion.nearest[0][0] if suggestion.nearest else 0.0
+    runner_up = suggestion.nearest[1][0] if len(suggestion.nearest) > 1 else 0.0
+    close = best >= MIN_SIMILARITY and best - runner_up >= MIN_MARGIN  # near one kind, and nearer it than any other
     slug = "-".join(w.lower() for w in _WORD.findall(anchor)[:5]) or "template"
     entry_id, n = f"suggested.{slug}", 2
     while entry_id in taken_ids:
