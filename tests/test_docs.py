@@ -68,3 +68,16 @@ def test_every_docs_page_is_reachable_from_the_readme():
     text = (ROOT / "README.md").read_text()
     pages = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))
     assert [page for page in pages if page not in text] == []
+
+
+def test_the_readme_names_every_client_library_the_catalogs_know():
+    """A user looking for their client finds it in the README's table of families (aiokafka rides on kafka-python,
+    sarama-cluster on sarama)."""
+    from rebalance_doctor.catalog.schema import COMPONENTS
+
+    names = {"kafka-python": "kafka-python", "kafkajs": "KafkaJS", "sarama": "sarama", "franz-go": "franz-go",
+             "kafka-go": "kafka-go", "ruby-kafka": "ruby-kafka", "streamiz": "Streamiz", "librdkafka": "librdkafka",
+             "streams": "Kafka Streams", "connect": "Kafka Connect", "consumer": "KIP-848"}
+    text = (ROOT / "README.md").read_text()
+    assert set(COMPONENTS) - {"broker", "jvm"} <= set(names)
+    assert [name for name in names.values() if name not in text] == []
