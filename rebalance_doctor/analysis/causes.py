@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from ..catalog.schema import SYMPTOM
 from .model import Cause, Evidence, Rebalance
-from .rebalances import JOIN_SIGNALS, Draft, Episode
+from .rebalances import JOIN_SIGNALS, LINES_AROUND, Draft, Episode
 from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
@@ -99,6 +99,9 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
         return _cause(start.cause, 0.95, start.member_id or _member_of(related), [start, *related], sides)
     lead = EPOCH_BUMP_LEAD if protocol == "consumer" else BROKER_LEAD
     near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, lead)]
+    first = start or next((e for e in draft.broker + draft.events if id(e) in index.position), None)
+    if first is not None and first.at is None and id(first) in index.position:  # no times: the lines just before it
+        near = [e for e in index.before_in_file(first)[-LINES_AROUND:] if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE]
     broker_witness = min(near, key=lambda e: BROKER_WITNESS_ORDER.index(e.kind), default=None)
     if broker_witness is not None:
         kind = broker_witness.cause if broker_witness.cause not in (None, SYMPTOM, "unknown") else BROKER_EVENT_CAUSE[broker_witness.kind]

@@ -431,13 +431,14 @@ def track_broker_members(members: set[str], timeline: list[Event], position: int
 ORPHAN_SIGNALS = {
     "join_requested", "leave_group", "poll_timeout", "member_expired", "member_left", "member_fenced", "member_removed",
     "probing_rebalance", "followup_rebalance", "sync_failed", "join_failed", "heartbeat_failed", "partitions_lost",
-    "commit_failed", "session_timeout", "rebalance_failed", "thread_replaced",
+    "commit_failed", "session_timeout", "rebalance_failed", "thread_replaced", "member_joined",
 }
 # Clients that never print a generation (KafkaJS, ruby-kafka, sarama, Streamiz) or, at INFO, an epoch transition
 # (the KIP-848 consumer of 3.7 and 3.8) show a rebalance by these alone.
 JOIN_SIGNALS = {"join_start", "join_succeeded", "partitions_assigned", "reconciliation"}
 ORPHAN_SIGNALS |= JOIN_SIGNALS
 ORPHAN_MARGIN = timedelta(seconds=10)
+LINES_AROUND = 3  # in a log without times, the events this close to a rebalance's own lines belong to it
 PENDING_REBALANCE = timedelta(minutes=5)  # the default rebalance timeout (max.poll.interval.ms)
 SETTLED = {"group_stabilized", "join_succeeded", "sync_succeeded", "assignment_received", "partitions_assigned"}
 ORPHAN_GAP = timedelta(seconds=30)
@@ -456,6 +457,15 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
         return i >= 0 and reach[i] >= at
 
     loose = [e for e in timeline if _signals_rebalance(e) and id(e) not in covered and not inside(e.at)]
+    if any(e.at is None for e in loose):  # without a time, a line right before a known rebalance belongs to it
+        following: dict[int, list[Event]] = {}
+        by_file: dict[tuple[str, str | None], list[Event]] = defaultdict(list)
+        for event in timeline:
+            by_file[(event.file, event.node)].append(event)
+        for events in by_file.values():
+            for i, event in enumerate(events):
+                following[id(event)] = events[i + 1 : i + 1 + LINES_AROUND]
+        loose = [e for e in loose if e.at is not None or not any(id(n) in covered for n in following.get(id(e), ()))]
     clusters: list[list[Event]] = []
     for event in loose:
         last = clusters[-1][-1] if clusters else None
