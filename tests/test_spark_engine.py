@@ -62,11 +62,11 @@ def test_spark_engine_gives_the_polars_event_table_on_every_incident_and_excerpt
     polars_logs, spark_logs = everything
     mine = pl.col("file").str.contains(f"/{name}", literal=True)
     polars_rows, spark_rows = polars_logs.events.filter(mine), spark_logs.events.filter(mine)
-    assert polars_rows.height > 0
     assert_frame_equal(spark_rows, polars_rows)
-    assert {f: b for f, b in per_file(spark_logs).items() if f"/{name}" in f} == {
-        f: b for f, b in per_file(polars_logs).items() if f"/{name}" in f
-    }
+    # every line is accounted for the same way (an excerpt in a wording no catalog knows yet has no event)
+    polars_lines = {f: b for f, b in per_file(polars_logs).items() if f"/{name}" in f}
+    assert polars_lines and sum(sum(b.values()) for b in polars_lines.values()) > 0
+    assert {f: b for f, b in per_file(spark_logs).items() if f"/{name}" in f} == polars_lines
 
 
 def test_the_whole_table_and_line_accounting_match(everything):
