@@ -99,9 +99,9 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
         return _cause(start.cause, 0.95, start.member_id or _member_of(related), [start, *related], sides)
     lead = EPOCH_BUMP_LEAD if protocol == "consumer" else BROKER_LEAD
     near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, lead)]
-    first = start or next((e for e in draft.broker + draft.events if id(e) in index.position), None)
-    if first is not None and first.at is None and id(first) in index.position:  # no times: the lines just before it
-        near = [e for e in index.before_in_file(first)[-LINES_AROUND:] if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE]
+    first = start or next((e for e in draft.broker + draft.events if e in index), None)
+    if first is not None and first.at is None and first in index:  # no times: the lines just before it
+        near = [e for e in index.just_before_in_file(first, LINES_AROUND) if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE]
     broker_witness = min(near, key=lambda e: BROKER_WITNESS_ORDER.index(e.kind), default=None)
     if broker_witness is not None:
         kind = broker_witness.cause if broker_witness.cause not in (None, SYMPTOM, "unknown") else BROKER_EVENT_CAUSE[broker_witness.kind]
@@ -113,7 +113,7 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
     if previous is not None and previous.failed and start_at and previous.started_at and start_at - previous.started_at <= RETRY_WINDOW:
         return _cause("failed_rebalance_retry", 0.6, None, [start] if start else [], sides)
     newcomer = next((ep for ep in draft.episodes if ep.first_in_log and any(e.kind in STARTUP for e in ep.pre)
-                     and not (ep.join is not None and id(ep.join) in index.position and _was_member_before(ep.join, index))), None)
+                     and not (ep.join is not None and ep.join in index and _was_member_before(ep.join, index))), None)
     if newcomer is not None and newcomer.join is not None:
         return _cause("member_join", 0.6, newcomer.member_id, [newcomer.join], sides)
     # A member that was not processing before its first join in the log, and found itself the only member of the
@@ -190,27 +190,27 @@ def _first_join_in_its_log(draft: Draft, index: TimeIndex) -> Event | None:
         if event.kind not in JOIN_SIGNALS or event.component == "broker" or event.participant in joined:
             continue
         joined.add(event.participant)
-        if id(event) in index.position and _starting(event, index):
+        if event in index and _starting(event, index):
             return event
     return None
 
 
 def _was_member_before(event: Event, index: TimeIndex) -> bool:
     """The event's file shows a consumer that had joined the group before it (not one still starting)."""
-    return any(e.kind in MEMBERSHIP_HELD for e in index.before_in_file(event))
+    return index.first_in_file(event, "member", lambda e: e.kind in MEMBERSHIP_HELD) < index.place_in_file(event)
 
 
 def _starting(event: Event, index: TimeIndex) -> bool:
     """The event's file shows a consumer starting up before it, and nothing else. A log that begins at the event
     (a time window, a rotated file) may begin in the middle of a consumer's life: that is not a start."""
-    return bool(index.before_in_file(event)) and _only_starting_before(event, index)
+    return index.place_in_file(event) > 0 and _only_starting_before(event, index)
 
 
 def _only_starting_before(event: Event, index: TimeIndex) -> bool:
     """Nothing in the event's file before it shows a consumer at work (partitions held, an error from the group,
     an earlier join): only start-up lines. The whole file, not only the member's own lines: a line whose client id
     a paste mangled is another participant, and a consumer starting beside a busy one is not the only change."""
-    return all(_start_up_line(e) for e in index.before_in_file(event))
+    return index.first_in_file(event, "busy", lambda e: not _start_up_line(e)) >= index.place_in_file(event)
 
 
 def _start_up_line(event: Event) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -138,10 +139,15 @@ class TimeIndex:
                 last = event.at
             self.keys.append(last)
         self.first_seen: dict[tuple[str, str, str], Event] = {}
-        self.position = {id(event): i for i, event in enumerate(timeline)}
         self.member_nodes: dict[str, set[str]] = defaultdict(set)  # the nodes whose own lines name each member
+        self._files: dict[tuple[str, str | None], list[Event]] = defaultdict(list)  # each file's events, in timeline order
+        self._in_file: dict[int, int] = {}  # id(event) → its position among its file's events
+        self._first: dict[tuple[tuple[str, str | None], str], int] = {}
         for event in timeline:
             self.first_seen.setdefault(event.participant, event)
+            events = self._files[(event.file, event.node)]
+            self._in_file[id(event)] = len(events)
+            events.append(event)
             if event.member_id and event.node and event.component != "broker":
                 self.member_nodes[event.member_id].add(event.node)
 
@@ -155,9 +161,26 @@ class TimeIndex:
                 previous = broker_id(event.coordinator)
         return False
 
-    def before_in_file(self, event: Event) -> list[Event]:
-        """The events of ``event``'s own file (and node) that precede it."""
-        return [e for e in self.events[: self.position[id(event)]] if e.file == event.file and e.node == event.node]
+    def __contains__(self, event: Event) -> bool:
+        return id(event) in self._in_file
+
+    def place_in_file(self, event: Event) -> int:
+        """How many events of ``event``'s own file (and node) precede it."""
+        return self._in_file[id(event)]
+
+    def just_before_in_file(self, event: Event, count: int) -> list[Event]:
+        """The ``count`` events of ``event``'s file right before it."""
+        place = self._in_file[id(event)]
+        return self._files[(event.file, event.node)][max(0, place - count) : place]
+
+    def first_in_file(self, event: Event, name: str, test: Callable[[Event], bool]) -> int:
+        """Where ``test`` first holds among the events of ``event``'s file (their count when never), found once per
+        file and ``name``: asked for every rebalance of a storm, it must not cost a scan each time."""
+        key = ((event.file, event.node), name)
+        if key not in self._first:
+            events = self._files[key[0]]
+            self._first[key] = next((i for i, e in enumerate(events) if test(e)), len(events))
+        return self._first[key]
 
     def between(self, start: datetime, end: datetime) -> list[Event]:
         """Events whose (forward-filled) time lies in [start, end], in timeline order."""
