@@ -48,7 +48,7 @@ class Suggestion:
 
     template: str
     lines: list[tuple[str, int, str]]  # (file, line number, raw line) of every line the template covers
-    entry: dict = field(default_factory=dict)  # id, kind, level, since, anchor, regex, examples
+    entry: dict = field(default_factory=dict)  # id, kind, since, anchor, regex, examples
     nearest: list[tuple[float, MessagePattern]] = field(default_factory=list)  # (similarity, bundled entry), one per kind
 
 
