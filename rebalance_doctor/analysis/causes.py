@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from ..catalog.schema import SYMPTOM
 from .model import Cause, Evidence, Rebalance
-from .rebalances import JOIN_SIGNALS, LINES_AROUND, Draft, Episode
+from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode
 from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
@@ -31,7 +31,7 @@ PAUSE_BEFORE, PAUSE_AFTER = timedelta(seconds=60), timedelta(seconds=5)
 PAUSE_SEARCH = timedelta(minutes=10)  # pauses are logged when they end: search this far past the rebalance
 MIN_RUNTIME_PAUSE_MS = 1000  # shorter pauses cannot stop a heartbeat for a session timeout
 STALLED_CAUSES = ("heartbeat_expiry", "poll_timeout")
-DEPARTURES = {"leave_group", "member_left", "member_expired", "member_removed", "member_fenced", "poll_timeout", "session_timeout"}
+DEPARTURES = MEMBERSHIP_OUT | LEAVING | {"session_timeout"}  # a member gone, as the coordinator or the member says it
 STREAMS_START_STATES = {"CREATED", "STARTING"}
 # What only a member of the group logs: it had joined, held partitions or heartbeated.
 MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked", "heartbeat_failed", "commit_failed",
