@@ -25,6 +25,7 @@ SAMPLE_VALUES: list[tuple[str, str]] = [
     (r"epoch_ms$", "1729764000000"),
     (r"^is_disconnected$", "true"),
     (r"^current_epoch_option$", "Some(6)"),
+    (r"^metadata_hash$", "-3316871417424513387"),
     (r"(_ms|count|_size|bytes|version|generation|epoch|^num_|^offset$|offsets_partition|correlation|index|code|removed|needed)$", "7"),
     (r"^(broker_id|node_id|coordinator_id)$", "2"),
     (r"^groups?(_ids)?$", "orders-app"),

@@ -127,7 +127,7 @@ def test_json_report_has_the_documented_shape(tmp_path: Path):
     result = run_cli("report", str(FIXTURES / "mini"), "--format", "json", "-o", str(out))
     assert result.exit_code == ExitStatus.OK, result.output
     document = json.loads(out.read_text())
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3
     verdict = document["verdict"]
     assert set(verdict) == {"cause", "root_cause", "severity", "headline", "chain", "groups", "members", "impact", "actions"}
     assert verdict["cause"] == "heartbeat_expiry" and verdict["groups"] == ["orders"]
@@ -136,6 +136,8 @@ def test_json_report_has_the_documented_shape(tmp_path: Path):
     assert set(document["stats"]) >= {"events", "files", "nodes", "matched", "relevant_unmatched", "irrelevant", "unreadable"}
     group = document["groups"][0]
     assert group["group_id"] == "orders" and group["coordinator"] == "1" and group["generations"] == [4, 5]
+    assert group["group_type"] == "classic" and group["group_types"] == ["classic"] and group["protocol"] == "eager"
+    assert group["membership_changes"] == [] and any(v.startswith("broker") for v in group["kafka_versions"])
     rebalance = group["rebalances"][0]
     assert set(rebalance) >= {"generation", "started_at", "ended_at", "duration_ms", "leader", "members", "joined", "left",
                               "protocol", "cause", "pause_ms"}

@@ -15,13 +15,15 @@ from ..collector import collector_paused
 from .causes import attribute, with_refused_commit, with_runtime_trigger
 from .clocks import align_clocks
 from .findings import group_findings, leader_changes, probing
-from .model import Analysis, GroupAnalysis, Rebalance
+from .model import EPOCH_PROTOCOLS, Analysis, GroupAnalysis, MembershipChange, Rebalance
 from .pauses import attribute_pauses, holding_pauses, partition_moves
 from .rebalances import (
     assemble,
+    by_group_type,
     coordinator_of,
     drafts,
     epoch_drafts,
+    group_types_of,
     in_time_order,
     orphan_drafts,
     protocol_of,
@@ -30,7 +32,7 @@ from .rebalances import (
 )
 from .timeline import Event, TimeIndex, consumer_starts, files_and_nodes, group_timelines
 from .verdict import verdict
-from .versions import VersionRange, versions_seen
+from .versions import VersionRange, versions_of, versions_seen
 
 DEFAULT_PROBING_INTERVAL_MS = 600_000  # probing.rebalance.interval.ms default
 
@@ -50,7 +52,7 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
     versions = versions_seen(events, pattern_versions or {})
     timelines = group_timelines(events, skews)
     starts = consumer_starts(events, skews)
-    groups = [analyze_group(group_id, timeline, probing_interval_ms, starts, versions)
+    groups = [analyze_group(group_id, timeline, probing_interval_ms, starts, versions, pattern_versions or {})
               for group_id, timeline in sorted(timelines.items())]
     severity = {"critical": 0, "warning": 1, "info": 2}
     # the group a responder should read first: the worst finding, then the most rebalances
@@ -74,9 +76,16 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
 
 def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int,
                   starts: dict[tuple[str, str], list] | None = None,
-                  versions: dict[str, VersionRange] | None = None) -> GroupAnalysis:
+                  versions: dict[str, VersionRange] | None = None,
+                  pattern_versions: dict[str, tuple[str, str | None]] | None = None) -> GroupAnalysis:
     protocol = protocol_of(timeline)
-    candidates = epoch_drafts(group_id, timeline) if protocol == "consumer" else drafts(group_id, timeline)
+    protocol_by_draft: dict[int, str | None] = {}
+    candidates = []
+    for part in by_group_type(timeline):  # a group converted online is drafted by generations, then by epochs
+        part_protocol = protocol_of(part) or protocol
+        found = epoch_drafts(group_id, part) if part_protocol in EPOCH_PROTOCOLS else drafts(group_id, part)
+        protocol_by_draft.update((id(d), part_protocol) for d in found)
+        candidates += found
     candidates = in_time_order(candidates + orphan_drafts(group_id, timeline, candidates))
     skips = sorted(e.at for e in timeline if e.kind == "rebalance_skipped" and e.at)
     candidates = [d for d in candidates if not skipped_by_coordinator(d, skips)]
@@ -86,11 +95,12 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
     broker_log = {"broker log"} if any(e.component == "broker" for e in timeline) else set()
     for draft in candidates:
         sides = {"broker" if e.component == "broker" else "client" for e in draft.events} | broker_log
-        cause = attribute(draft, index, previous, sides, protocol)
+        draft_protocol = protocol_by_draft.get(id(draft), protocol)
+        cause = attribute(draft, index, previous, sides, draft_protocol)
         cause = with_refused_commit(with_runtime_trigger(cause, index, draft.first_at), index, draft.first_at)
         stabilized = [e.at for e in draft.broker + draft.signals if e.at]
         position = track_broker_members(broker_members, timeline, position, min(stabilized) if stabilized else None)
-        rebalance = assemble(draft, previous, protocol, cause, set(broker_members), starts or {})
+        rebalance = assemble(draft, previous, draft_protocol, cause, set(broker_members), starts or {})
         rebalances.append(rebalance)
         if not rebalance.failed:
             previous = rebalance
@@ -111,6 +121,17 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
         member = rebalance.cause.member
         if member and member_nodes.get(member) and member in rebalance.cause.summary:
             rebalance.cause.summary = rebalance.cause.summary.replace(member, f"{member} ({member_nodes[member]})", 1)
+    types = group_types_of(timeline)
+    membership: list[MembershipChange] = []
+    if protocol == "share":  # its epochs are membership changes, not rebalances: nobody stops
+        membership = [MembershipChange(r.to_generation, r.started_at or r.ended_at,
+                                       r.joined or ([r.cause.member] if r.cause.kind == "member_join" and r.cause.member else []),
+                                       r.left, r.members, r.cause) for r in rebalances]
+        rebalances, changes, pause_by_member = [], [], defaultdict(int)
+    findings = group_findings(group_id, rebalances, changes, probe, timeline, protocol, versions or {}, member_nodes, membership)
+    matched: dict[str, set[str]] = defaultdict(set)
+    for event in timeline:
+        matched[event.component].add(event.pattern_id)
     return GroupAnalysis(
         group_id=group_id,
         coordinator=coordinator_of(timeline),
@@ -119,7 +140,11 @@ def analyze_group(group_id: str, timeline: list[Event], probing_interval_ms: int
         rebalances=rebalances,
         leader_changes=changes,
         probing=probe,
-        findings=group_findings(group_id, rebalances, changes, probe, timeline, protocol, versions or {}, member_nodes),
+        findings=findings,
         pause_by_member=dict(sorted(pause_by_member.items(), key=lambda kv: -kv[1])),
         member_nodes=member_nodes,
+        group_type=types[-1] if types else None,
+        group_types=types,
+        versions=[str(v) for v in versions_of(matched, pattern_versions or {}).values()],
+        membership_changes=membership,
     )

@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from ..catalog.schema import SYMPTOM
-from .model import Cause, Evidence, Rebalance
+from .model import EPOCH_PROTOCOLS, Cause, Evidence, Rebalance
 from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode
 from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator
 
@@ -52,6 +52,10 @@ SUMMARY = {
     "metadata_change": "subscription or topic metadata changed ({member})",
     "coordinator_change": "the group coordinator moved; members rediscovered it and rejoined",
     "static_member_fencing": "static member {member} was fenced or replaced",
+    "assignment_timeout": "the coordinator fenced {member}: it did not revoke and acknowledge its assignment within its "
+                          "rebalance timeout",
+    "topology_change": "the coordinator configured the Kafka Streams group's topology anew",
+    "group_conversion": "the coordinator converted the group to another type when {member} joined",
     "failed_rebalance_retry": "the previous rebalance did not complete and is retried",
     "unknown": "the logs at hand do not show why this rebalance started",
 }
@@ -63,10 +67,12 @@ BROKER_EVENT_CAUSE = {
     "static_member_rejoined": "static_member_fencing",
     "coordinator_elected": "coordinator_change",
     "group_loaded": "coordinator_change",
+    "group_converted": "group_conversion",
+    "topology_configured": "topology_change",
 }
 # When several coordinator lines stand right before a start, the member's own fate is the better witness.
-BROKER_WITNESS_ORDER = ["member_expired", "member_fenced", "member_left", "static_member_rejoined", "member_joined",
-                        "coordinator_elected", "group_loaded"]
+BROKER_WITNESS_ORDER = ["member_expired", "member_fenced", "member_left", "static_member_rejoined", "group_converted",
+                        "member_joined", "topology_configured", "coordinator_elected", "group_loaded"]
 CLIENT_EVENT_CAUSE = {
     "poll_timeout": "poll_timeout",
     "session_timeout": "heartbeat_expiry",
@@ -97,7 +103,7 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
             kind, event, member = refined
             return _cause(kind, 0.9, member or start.member_id, [event, start, *related], sides)
         return _cause(start.cause, 0.95, start.member_id or _member_of(related), [start, *related], sides)
-    lead = EPOCH_BUMP_LEAD if protocol == "consumer" else BROKER_LEAD
+    lead = EPOCH_BUMP_LEAD if protocol in EPOCH_PROTOCOLS else BROKER_LEAD
     near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, lead)]
     first = start or next((e for e in draft.broker + draft.events if e in index), None)
     if first is not None and first.at is None and first in index:  # no times: the lines just before it
@@ -105,7 +111,12 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
     broker_witness = min(near, key=lambda e: BROKER_WITNESS_ORDER.index(e.kind), default=None)
     if broker_witness is not None:
         kind = broker_witness.cause if broker_witness.cause not in (None, SYMPTOM, "unknown") else BROKER_EVENT_CAUSE[broker_witness.kind]
-        return _cause(kind, 0.85, broker_witness.member_id, [broker_witness, *([start] if start else [])], sides)
+        alike = [e for e in near if e.kind == broker_witness.kind and e is not broker_witness][:2]  # "configuring", "ready"
+        member = broker_witness.member_id
+        if broker_witness.kind == "group_converted":  # the member whose join converted it is named right after
+            joiner = next((e for e in near if e.kind == "member_joined" and e.member_id), None)
+            member, alike = (joiner.member_id, [joiner]) if joiner is not None else (member, alike)
+        return _cause(kind, 0.85, member, [broker_witness, *alike, *([start] if start else [])], sides)
     client = _client_witness(window, draft, index, previous)
     if client is not None:
         kind, event, member = client
@@ -122,7 +133,7 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
                   and any(e.member_count == 1 for e in ep.events)), None)
     if alone is not None:
         return _cause("member_join", 0.55, alone.member_id, [alone.join, *(e for e in alone.post if e.member_count == 1)], sides)
-    if previous is None and draft.generation == 1 and protocol != "consumer":
+    if previous is None and draft.generation == 1 and protocol not in EPOCH_PROTOCOLS:
         # the group's first generation, and the first rebalance in view: members joining a new group formed it
         return _cause("member_join", 0.55, None, (draft.starts + draft.broker)[:2], sides)
     retries = _failed_attempts(draft)

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
-from .model import Evidence, Finding, LeaderChange, Probing, Rebalance
+from .model import EPOCH_PROTOCOLS, Evidence, Finding, LeaderChange, MembershipChange, Probing, Rebalance
 from .timeline import Event, answered_not_coordinator, broker_id
 from .versions import VersionRange
 
@@ -57,6 +57,28 @@ ADVICE = {
     "had to rediscover it. Expected during rolling broker restarts; otherwise check the broker that lost leadership.",
     "static_member_fencing": "A static member was fenced or replaced: two instances share one group.instance.id, or an "
     "instance restarted and replaced its previous member id. group.instance.id must be unique per running instance.",
+    "assignment_timeout": "A member did not finish revoking and acknowledging its partitions (or tasks) within its "
+    "rebalance timeout, so the coordinator fenced it: it lost everything it held and had to join again as a new member. "
+    "The rebalance timeout is the member's max.poll.interval.ms: look for slow onPartitionsRevoked callbacks (commits, "
+    "flushes, closing resources) and poll loops blocked in processing on that member; raise max.poll.interval.ms only if "
+    "that work is legitimately that slow.",
+    "topology_change": "The coordinator configured the Kafka Streams group's topology anew (a new or newly validated "
+    "topology epoch: internal topics created, source topics changed) and rebalanced to hand out its tasks. Expected when "
+    "an application is first deployed; until its internal topics exist and its source topics are partitioned alike, the "
+    "group gets no tasks at all. Topology updates of a running streams group are not supported before Kafka 4.4: stop "
+    "every instance (or reset the application) to change it. group.streams.initial.rebalance.delay.ms on the brokers "
+    "batches the joins of a start-up.",
+    "group_conversion": "The coordinator converted the group online between the classic and consumer types: a member with "
+    "group.protocol=consumer joined a classic group (upgrade), or the last one left a converted group (downgrade). Every "
+    "conversion rebalances the group. Finish the rolling upgrade of the clients in one go; the brokers' "
+    "group.consumer.migration.policy (bidirectional, upgrade, downgrade, disabled) says which conversions are allowed.",
+    "static_member_replaced": "Static membership at work: a restarted instance came back with its group.instance.id "
+    "within the session timeout and took its partitions back without a rebalance. Nothing to fix; keep "
+    "session.timeout.ms (group.consumer.session.timeout.ms with group.protocol=consumer) above the restart time.",
+    "share_group": "Share groups (KIP-932) do not rebalance: their members share partitions and acquire records one by "
+    "one, so a member joining or leaving pauses nobody. A member whose session expired (the brokers' "
+    "group.share.session.timeout.ms) leaves its acquired records locked until group.share.record.lock.duration.ms passes, "
+    "then they are delivered again to another member.",
     "long_pause": "Members stopped processing for a long time during rebalances. Eager assignors stop every member in "
     "every rebalance; cooperative-sticky (2.4+) or the KIP-848 consumer protocol (4.0+) stop only what moves.",
     "eager_protocol": "The group uses an eager assignor: every rebalance revokes every partition of every member. Move to "
@@ -68,7 +90,8 @@ ADVICE = {
 SEVERITY = {
     "heartbeat_expiry": "critical", "poll_timeout": "critical", "failed_rebalances": "critical", "rebalance_storm": "critical",
     "crash_loop": "critical", "unstable_leader": "warning", "probing_rebalances": "warning", "static_member_fencing": "warning",
-    "long_pause": "warning", "coordinator_change": "warning", "member_churn": "info", "cooperative_followups": "info",
+    "long_pause": "warning", "coordinator_change": "warning", "assignment_timeout": "critical", "topology_change": "info",
+    "group_conversion": "info", "share_group": "info", "static_member_replaced": "info", "member_churn": "info", "cooperative_followups": "info",
     "rolling_restart": "info",
     "version_probing": "info", "eager_protocol": "info", "unexplained_rebalances": "info",
 }
@@ -77,6 +100,7 @@ CAUSE_FINDING = {
     "member_leave": "member_churn", "cooperative_followup": "cooperative_followups", "probing_rebalance": "probing_rebalances",
     "version_probing": "version_probing", "coordinator_change": "coordinator_change",
     "static_member_fencing": "static_member_fencing", "failed_rebalance_retry": "failed_rebalances",
+    "assignment_timeout": "assignment_timeout", "topology_change": "topology_change", "group_conversion": "group_conversion",
     "unknown": "unexplained_rebalances",
 }
 
@@ -106,7 +130,7 @@ def probing(rebalances: list[Rebalance], expected_interval_ms: int) -> Probing |
 class GroupFacts:
     """What the group's own lines reveal that changes the advice."""
 
-    kip848: bool = False  # group.protocol=consumer: the broker owns timeouts and assignment
+    broker_assigned: str | None = None  # consumer, streams or share: the brokers own timeouts and assignment
     streams: bool = False  # Kafka Streams: its assignor is already cooperative
     connect: bool = False  # Kafka Connect workers: rebalance.timeout.ms bounds a rebalance
     offer_cooperative: bool = False  # every member already lists a cooperative assignor among its protocols
@@ -116,7 +140,7 @@ class GroupFacts:
 def group_facts(timeline: list[Event], protocol: str | None) -> GroupFacts:
     offered = [e.supported_protocols.lower() for e in timeline if e.supported_protocols]
     return GroupFacts(
-        kip848=protocol == "consumer",
+        broker_assigned=protocol if protocol in EPOCH_PROTOCOLS else None,
         streams=any(e.component == "streams" for e in timeline) or any(o.strip() == "stream" for o in offered),
         connect=any(e.component == "connect" for e in timeline),
         offer_cooperative=bool(offered) and all("cooperative" in o for o in offered),
@@ -148,11 +172,16 @@ def advice(kind: str, versions: dict[str, VersionRange], facts: GroupFacts = Gro
 
 def _specific_advice(kind: str, facts: GroupFacts) -> str | None:
     """Advice the group's own lines make more precise than the general one (or None)."""
-    if facts.kip848 and kind == "heartbeat_expiry":
-        return ("A member stopped heartbeating for longer than its session timeout. With group.protocol=consumer the "
-                "timeout is the brokers' group.consumer.session.timeout.ms (default 45 s), not the client's "
-                "session.timeout.ms: look for GC pauses, CPU starvation or network trouble on that member first.")
-    if facts.kip848 and kind in ("member_churn", "rolling_restart", "long_pause"):
+    if facts.broker_assigned and kind == "heartbeat_expiry":
+        return (f"A member stopped heartbeating for longer than its session timeout. With group.protocol="
+                f"{facts.broker_assigned} the timeout is the brokers' group.{facts.broker_assigned}.session.timeout.ms "
+                "(default 45 s), not the client's session.timeout.ms: look for GC pauses, CPU starvation or network "
+                "trouble on that member first.")
+    if facts.broker_assigned == "streams" and kind in ("member_churn", "rolling_restart", "long_pause"):
+        return ("The streams protocol (group.protocol=streams) has the brokers assign tasks: they move only the tasks "
+                "that change owner, warm-up tasks first. group.streams.num.standby.replicas keeps state ready elsewhere, "
+                "and static membership (group.instance.id, Kafka 4.4+) lets a restarted instance take its tasks back.")
+    if facts.broker_assigned == "consumer" and kind in ("member_churn", "rolling_restart", "long_pause"):
         return ("The consumer protocol (group.protocol=consumer) already moves only the partitions that change owner, "
                 "and the brokers decide the assignment: cooperative-sticky and group.initial.rebalance.delay.ms do not "
                 "apply. Static membership (group.instance.id) lets a restarted member take its partitions back.")
@@ -176,7 +205,7 @@ def _specific_advice(kind: str, facts: GroupFacts) -> str | None:
 
 def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[LeaderChange], probe: Probing | None,
                    timeline: list[Event], protocol: str | None, versions: dict[str, VersionRange],
-                   member_nodes: dict[str, str] | None = None) -> list[Finding]:
+                   member_nodes: dict[str, str] | None = None, membership: list[MembershipChange] | None = None) -> list[Finding]:
     findings: list[Finding] = []
     by_cause: dict[str, list[Rebalance]] = {}
     for rebalance in rebalances:
@@ -198,7 +227,8 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
         routine = {id(r) for r in restarted}
         by_cause["member_churn"] = [r for r in by_cause.get("member_churn", []) if id(r) not in routine]
 
-    for kind in ("heartbeat_expiry", "poll_timeout", "static_member_fencing", "coordinator_change", "version_probing"):
+    for kind in ("heartbeat_expiry", "poll_timeout", "assignment_timeout", "static_member_fencing", "coordinator_change",
+                 "version_probing", "topology_change", "group_conversion"):
         hits = by_cause.get(kind, [])
         if hits:
             members = sorted({r.cause.member for r in hits if r.cause.member})
@@ -216,9 +246,15 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
         brokers = f" ({', '.join(f'broker {b}' for b in moves[0])})" if moves[0] else ""
         add("coordinator_change", f"members lost the group coordinator and found it again{brokers}; "
             "no rebalance came of it in these logs", moves[1])
-    static = [e for e in timeline if e.kind in ("static_member_rejoined", "member_fenced") and (e.instance_id or e.kind != "member_fenced")]
-    if static and not by_cause.get("static_member_fencing"):
-        add("static_member_fencing", f"{len(static)} static-member replacement/fencing line(s)", [e.evidence for e in static])
+    replaced = [e for e in timeline if e.kind == "static_member_rejoined"]
+    fenced = [e for e in timeline if e.kind == "member_fenced" and e.instance_id]
+    again = [i for i, n in Counter(e.instance_id for e in replaced if e.instance_id).items() if n > 1]
+    if (fenced or again) and not by_cause.get("static_member_fencing"):  # two instances fighting over one id
+        add("static_member_fencing", f"{len(replaced) + len(fenced)} static-member replacement/fencing line(s)"
+            + (f"; replaced more than once: {', '.join(again)}" if again else ""), [e.evidence for e in fenced + replaced])
+    elif replaced and not by_cause.get("static_member_fencing"):
+        add("static_member_replaced", f"{len(replaced)} static member(s) came back under a new member id and took "
+            "their assignment back without a rebalance", [e.evidence for e in replaced])
     churn = by_cause.get("member_churn", [])
     if len(churn) >= 2:
         add("member_churn", f"{len(churn)} rebalances from members joining or leaving", _evidence(churn))
@@ -263,6 +299,15 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
     eager = [r for r in rebalances if r.protocol == "eager"]
     if len(eager) >= 2:
         add("eager_protocol", f"{len(eager)} rebalances with an eager assignor stopped every member each time", [])
+    if membership:
+        joined = sum(len(c.joined) for c in membership)
+        left = [d for c in membership for d in c.left]
+        expired = sum(1 for d in left if d.how == "heartbeat_expiry")
+        epochs = [c.group_epoch for c in membership if c.group_epoch is not None]
+        span = f" (group epochs {min(epochs)}–{max(epochs)})" if epochs else ""
+        add("share_group", f"share group: {joined} member(s) joined and {len(left)} left in {len(membership)} epoch "
+            f"change(s){span}, without a rebalance" + (f"; {expired} by session expiry" if expired else ""),
+            [e for c in membership for e in c.cause.evidence])
     unknown = by_cause.get("unexplained_rebalances", [])
     if unknown:
         add("unexplained_rebalances", f"{len(unknown)} rebalance(s) without a visible cause", _evidence(unknown))

@@ -10,9 +10,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
-
+# Protocols whose coordinator moves the group by epochs and assigns itself: KIP-848 consumer groups, KIP-1071 streams
+# groups and KIP-932 share groups.
+EPOCH_PROTOCOLS = ("consumer", "streams", "share")
 
 def member_tail(member: str) -> str:
     """A member id as a reader tells it apart: whole when short, else its last 12 characters."""
@@ -108,6 +110,19 @@ class Rebalance:
 
 
 @dataclass
+class MembershipChange:
+    """A share group's (KIP-932) epoch moving on as members come and go: no rebalance, nobody pauses, since its
+    members share the partitions and acquire records one by one."""
+
+    group_epoch: int | None
+    at: datetime | None
+    joined: list[str]
+    left: list[Departure]
+    members: list[str]
+    cause: Cause
+
+
+@dataclass
 class LeaderChange:
     generation: int | None
     at: datetime | None
@@ -174,6 +189,10 @@ class GroupAnalysis:
     findings: list[Finding]
     pause_by_member: dict[str, int]
     member_nodes: dict[str, str] = field(default_factory=dict)  # member id → the node whose log names it
+    group_type: str | None = None  # classic, consumer, streams or share: the type the group has at the end of the logs
+    group_types: list[str] = field(default_factory=list)  # every type it had, in order (an online migration shows two)
+    versions: list[str] = field(default_factory=list)  # Kafka versions the group's own wordings prove, per component
+    membership_changes: list[MembershipChange] = field(default_factory=list)  # share groups: epochs without rebalances
 
     @property
     def total_pause_ms(self) -> int:
@@ -282,8 +301,11 @@ def _evidence(items: list[Evidence]) -> list[dict[str, Any]]:
 def _group_dict(group: GroupAnalysis) -> dict[str, Any]:
     return {
         "group_id": group.group_id,
+        "group_type": group.group_type,
+        "group_types": group.group_types,
         "coordinator": group.coordinator,
         "protocol": group.protocol,
+        "kafka_versions": group.versions,
         "generations": group.generations,
         "total_pause_ms": group.total_pause_ms,
         "pause_by_member": group.pause_by_member,
@@ -321,6 +343,12 @@ def _group_dict(group: GroupAnalysis) -> dict[str, Any]:
             }
             for r in group.rebalances
         ],
+        "membership_changes": [
+            {"group_epoch": c.group_epoch, "at": _iso(c.at), "joined": c.joined, "left": [asdict(d) for d in c.left],
+             "members": c.members, "cause": {"kind": c.cause.kind, "summary": c.cause.summary, "member": c.cause.member,
+                                             "evidence": _evidence(c.cause.evidence)}}
+            for c in group.membership_changes
+        ],
         "leader_changes": [_jsonable(asdict(c)) for c in group.leader_changes],
         "probing": asdict(group.probing) if group.probing else None,
         "findings": [
@@ -345,6 +373,11 @@ FINDING_KINDS: dict[str, str] = {
     "crash_loop": "membership flapping n ↔ n+1: a member or stream thread keeps dying and coming back",
     "coordinator_change": "the group coordinator moved",
     "static_member_fencing": "a static member was fenced or replaced",
+    "assignment_timeout": "members were fenced for not finishing their part of a rebalance within the rebalance timeout",
+    "topology_change": "a Kafka Streams group's topology was configured anew (KIP-1071)",
+    "group_conversion": "the group was converted between the classic and consumer types (online migration)",
+    "share_group": "a share group's members came and went without rebalances (KIP-932)",
+    "static_member_replaced": "static members restarted and took their assignment back without a rebalance",
     "long_pause": "members stopped processing for a long time",
     "eager_protocol": "every rebalance stops every member (eager assignor)",
     "unexplained_rebalances": "rebalances whose cause the logs at hand do not show",

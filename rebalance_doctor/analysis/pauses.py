@@ -16,7 +16,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from datetime import datetime
 
-from .model import MemberPause, PartitionMove, Rebalance
+from .model import EPOCH_PROTOCOLS, MemberPause, PartitionMove, Rebalance
 from .timeline import Event
 
 CLOSING = {"consumer_lifecycle", "client_config"}  # a consumer closing or (re)starting: what follows is no pause
@@ -53,7 +53,7 @@ def partition_moves(timeline: list[Event], protocol: str | None) -> list[tuple[d
     """Cooperative and KIP-848 rebalances move single partitions while their members go on with the rest: each
     partition revoked by one member and assigned to another (or the same), with the time nobody owned it, and
     when it was assigned."""
-    if protocol not in ("cooperative", "consumer"):
+    if protocol != "cooperative" and protocol not in EPOCH_PROTOCOLS:
         return []
     printing = _printing_consumers(timeline)
     revoked: dict[str, tuple[datetime, str | None]] = {}
@@ -82,7 +82,7 @@ def holding_pauses(timeline: list[Event], protocol: str | None,
     printing = _printing_consumers(timeline)
     result: list[MemberPause] = []
     members: set[str] = set()
-    partial_revocations = protocol in ("cooperative", "consumer")
+    partial_revocations = protocol == "cooperative" or protocol in EPOCH_PROTOCOLS
     members |= {_unnamed(participant) for participant in printing}  # how an episode names a member without an id
     for event in timeline:
         if event.component == "broker" or event.participant not in printing or event.at is None:

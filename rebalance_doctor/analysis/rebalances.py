@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from .model import Cause, Departure, MemberPause, Rebalance
+from .model import EPOCH_PROTOCOLS, Cause, Departure, MemberPause, Rebalance
 from .timeline import EARLIEST, Event, broker_id
 
 # Kinds a member logs on its way into a rebalance, before it learns the new generation.
@@ -34,7 +34,7 @@ COOPERATIVE_ASSIGNORS = ("cooperative", "stream")  # Streams' own assignor is co
 EPOCH_LEAD = timedelta(seconds=1)
 RESTART = {"consumer_lifecycle", "client_config"}  # a consumer (re)starting: its wait was downtime, not a pause
 LEAVING = {"leave_group", "poll_timeout"}
-DEPARTURE_CAUSES = ("heartbeat_expiry", "poll_timeout", "member_leave", "static_member_fencing")
+DEPARTURE_CAUSES = ("heartbeat_expiry", "poll_timeout", "member_leave", "static_member_fencing", "assignment_timeout")
 EPOCH_KINDS = {"group_epoch_bumped", "target_assignment", "member_assignment"}  # a KIP-848 epoch moving forward
 
 
@@ -179,7 +179,11 @@ def drafts(group_id: str, timeline: list[Event]) -> list[Draft]:
 
 
 def protocol_of(events: list[Event]) -> str | None:
-    """eager / cooperative from the assignor a member joined with; consumer for KIP-848."""
+    """eager / cooperative from the assignor a member joined with; consumer for KIP-848, streams for KIP-1071 and
+    share for KIP-932 (share and streams groups print some consumer-group wordings too: their own lines decide)."""
+    for protocol in ("streams", "share"):
+        if any(event.protocol == protocol for event in events):
+            return protocol
     for event in events:
         if event.protocol == "consumer" or event.group_epoch is not None:
             return "consumer"
@@ -191,6 +195,32 @@ def protocol_of(events: list[Event]) -> str | None:
         if event.protocol in ("cooperative", "eager"):
             return event.protocol
     return None
+
+
+def by_group_type(timeline: list[Event]) -> list[list[Event]]:
+    """The timeline cut where the coordinator converted the group to another type: each part is one type's."""
+    parts: list[list[Event]] = [[]]
+    for event in timeline:
+        if event.kind == "group_converted" and parts[-1]:
+            parts.append([])
+        parts[-1].append(event)
+    return parts
+
+
+def group_types_of(timeline: list[Event]) -> list[str]:
+    """The group's types in the order the logs show them (an online migration shows two): per part of
+    :func:`by_group_type`, the type its coordinator's lines name, else the one its protocol implies (a
+    generation is a classic group's)."""
+    types: list[str] = []
+    for part in by_group_type(timeline):
+        named = next((e.group_type for e in part if e.group_type), None)
+        protocol = protocol_of(part)
+        implied = protocol if protocol in EPOCH_PROTOCOLS else \
+            "classic" if protocol is not None or any(e.generation is not None for e in part) else None
+        kind = named or implied
+        if kind and (not types or types[-1] != kind):
+            types.append(kind)
+    return types
 
 
 def coordinator_of(events: list[Event]) -> str | None:
@@ -209,13 +239,15 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
     """Timing, membership, leader and pauses of one drafted rebalance. Members come from the members' own
     logs; without them, from the coordinator's join/leave lines (``broker_members``)."""
     episodes = draft.episodes
-    if protocol != "consumer":  # members may switch assignors (a canary with other settings): trust each generation's own
+    if protocol not in EPOCH_PROTOCOLS:  # members may switch assignors (a canary with other settings): trust each generation's own
         protocol = protocol_of([ep.join for ep in episodes if ep.join]) or protocol
     starts = [e.at for e in draft.starts if e.at] + [ev.at for ep in episodes for ev in ep.pre[-3:] if ev.at]
     starts += [e.at for e in draft.signals if e.at]
     broker_start = next((e.at for e in draft.starts if e.at), None)
     started_at = broker_start or (min(starts) if starts else None)
     ends = [e.at for e in draft.broker if (e.kind in STABLE_MARKS or e.kind == "group_state_change") and e.at]
+    if protocol in EPOCH_PROTOCOLS:  # the coordinator assigns: its target and the members' new states end the epoch
+        ends += [e.at for e in draft.broker if e.kind in ("target_assignment", "member_assignment") and e.at]
     ends += [ep.resumed_at for ep in episodes if ep.resumed_at]
     stabilized = [e for e in draft.broker if e.kind == "group_stabilized"]
     if not ends and stabilized and stabilized[0].at:
@@ -223,14 +255,16 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
     ended_at = max(ends) if ends and not draft.failed_attempt else None
     completed = any(e.kind in STABLE_MARKS or e.kind == "group_state_change" for e in draft.broker) or any(
         ep.resumed_at and any(e.kind in ("sync_succeeded", "partitions_assigned") for e in ep.post) for ep in episodes
-    ) or (protocol == "consumer" and bool(episodes))
+    ) or (protocol in EPOCH_PROTOCOLS and bool(episodes or draft.broker))  # an epoch has no failed state: the next one follows
     members_seen = {ep.member_id for ep in episodes if ep.member_id}
-    if protocol == "consumer" and previous is not None:
-        # KIP-848 members that need no new partitions do not log a transition: they stay unless they left
+    if protocol in EPOCH_PROTOCOLS:
+        # KIP-848 members that need no new partitions do not log a transition: they stay unless they left; the
+        # coordinator's own join and leave lines name the others
         departed = _departed(draft)
         if cause.member and cause.kind in DEPARTURE_CAUSES:
             departed.add(cause.member)
-        members_seen |= set(previous.members) - departed
+        members_seen |= (set(previous.members) if previous else set()) - departed
+        members_seen |= broker_members
     members = sorted(members_seen or broker_members)
     member_count = next((e.member_count for e in stabilized if e.member_count is not None), None)
     if member_count is None and members and not draft.failed_attempt:
@@ -303,7 +337,7 @@ def pauses(draft: Draft, protocol: str | None, started_at: datetime | None, ende
             continue  # it was starting (or restarting after a close), not processing
         pre = _after_leaving(episode.pre)
         revoked = [e for e in pre + episode.post if e.kind == "partitions_revoked" and e.at and _non_empty(e.partitions)]
-        if protocol in ("cooperative", "consumer"):
+        if protocol == "cooperative" or protocol in EPOCH_PROTOCOLS:
             if not revoked:
                 continue
             stop = revoked[0].at
@@ -317,7 +351,7 @@ def pauses(draft: Draft, protocol: str | None, started_at: datetime | None, ende
         resume = episode.resumed_at
         if stop and resume and resume >= stop:
             result.append(MemberPause(episode.member_id or "/".join(filter(None, episode.participant[1:])), episode.node, stop, resume, _ms(stop, resume) or 0))
-    if not draft.episodes and protocol not in ("cooperative", "consumer") and started_at and ended_at and previous:
+    if not draft.episodes and protocol != "cooperative" and protocol not in EPOCH_PROTOCOLS and started_at and ended_at and previous:
         for member in set(previous.members) & members:
             result.append(MemberPause(member, None, started_at, ended_at, _ms(started_at, ended_at) or 0, estimated=True))
     return result
@@ -432,6 +466,7 @@ ORPHAN_SIGNALS = {
     "join_requested", "leave_group", "poll_timeout", "member_expired", "member_left", "member_fenced", "member_removed",
     "probing_rebalance", "followup_rebalance", "sync_failed", "join_failed", "heartbeat_failed", "partitions_lost",
     "commit_failed", "session_timeout", "rebalance_failed", "thread_replaced", "member_joined",
+    "group_converted",  # a converted group always moves to a new epoch or generation
 }
 # Clients that never print a generation (KafkaJS, ruby-kafka, sarama, Streamiz) or, at INFO, an epoch transition
 # (the KIP-848 consumer of 3.7 and 3.8) show a rebalance by these alone.

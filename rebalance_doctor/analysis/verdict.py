@@ -9,14 +9,14 @@ from collections import Counter
 from datetime import timedelta
 
 from .findings import CAUSE_FINDING
-from .model import GroupAnalysis, Rebalance, Verdict, duration_text, member_tail
+from .model import EPOCH_PROTOCOLS, GroupAnalysis, Rebalance, Verdict, duration_text, member_tail
 
 # The one or two things to do, per finding, as a responder would say them (the findings carry the full advice).
 ACTIONS = {
     "heartbeat_expiry": ["Find what stalled {who} at {at} (GC pause, CPU starvation, network) in its own logs and metrics",
                          "Raise session.timeout.ms if such stalls are expected; static membership avoids rebalances on restarts"],
     "heartbeat_expiry kip848": ["Find what stalled {who} at {at} (GC pause, CPU starvation, network) in its own logs and metrics",
-                                "Raise the brokers' group.consumer.session.timeout.ms if such stalls are expected"],
+                                "Raise the brokers' group.{protocol}.session.timeout.ms if such stalls are expected"],
     "failed_rebalances coordinator": ["The rebalance failed while the group coordinator moved (a broker restart or a "
                                       "__consumer_offsets leadership change): members retry on their own; check why that broker "
                                       "restarted if it was not planned"],
@@ -30,6 +30,14 @@ ACTIONS = {
     "crash_loop": ["Fix the exception {who} dies on; a poison record needs a handler that skips or dead-letters it "
                    "(a processing exception handler)"],
     "static_member_fencing": ["Give every running instance its own group.instance.id"],
+    "assignment_timeout": ["Find what kept {who} from revoking its partitions at {at}: a slow onPartitionsRevoked callback or "
+                           "a poll loop blocked in processing", "Raise max.poll.interval.ms (its rebalance timeout) only if "
+                           "that work is legitimately that slow"],
+    "topology_change": ["Nothing to fix if the application was being deployed; otherwise create its internal topics and "
+                        "check its source topics' partition counts"],
+    "group_conversion": ["Finish the rolling upgrade to group.protocol=consumer in one go: each conversion rebalances the group"],
+    "share_group": ["Nothing to fix: share groups move members without rebalancing"],
+    "static_member_replaced": ["Nothing to fix: static members restarted without a rebalance"],
     "coordinator_change": ["Expected during broker restarts; otherwise check the broker that lost the __consumer_offsets partition"],
     "unstable_leader": ["Read the leaders' logs around the changes: the previous leader did not complete the rebalance"],
     "long_pause": ["Move to cooperative-sticky (or group.protocol=consumer on Kafka 4) so that only moving partitions stop"],
@@ -50,9 +58,12 @@ TITLES = {
     "probing_rebalances": "Streams probing rebalances", "version_probing": "Streams version probing",
     "rolling_restart": "routine rolling restart", "scale_out": "routine scale-out", "member_churn": "members joining and leaving",
     "cooperative_followups": "cooperative follow-up rounds", "eager_protocol": "eager rebalancing",
-    "unexplained_rebalances": "rebalances without a visible cause",
+    "unexplained_rebalances": "rebalances without a visible cause", "assignment_timeout": "a member fenced for a slow rebalance",
+    "topology_change": "a Streams topology configured anew", "group_conversion": "online group conversion",
+    "share_group": "share group membership changes", "static_member_replaced": "static members replaced",
 }
 CAUSE_OF_FINDING = {finding: cause for cause, finding in CAUSE_FINDING.items() if finding not in ("member_churn", "unexplained_rebalances")}
+CAUSE_OF_FINDING["static_member_replaced"] = "static_member_fencing"  # the vocabulary's "fenced or replaced"
 FINDING_CAUSES = {finding: {c for c, f in CAUSE_FINDING.items() if f == finding} for finding in set(CAUSE_FINDING.values())}
 MAX_ACTIONS = 2
 COORDINATOR_REACH = timedelta(minutes=5)  # a member that lost its coordinator is expired within its session timeout
@@ -79,6 +90,16 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
     impact = {"rebalances": rebalances, "failed": failed, "pause_ms": pause}
     rebalanced = [g for g in groups if g.rebalances]  # ranked by their worst finding (see analyze)
     if not rebalanced:
+        shared = next((g for g in groups if g.membership_changes), None)
+        if shared is not None:  # share groups: members came and went, and that is all
+            changes = shared.membership_changes
+            joined = sum(len(c.joined) for c in changes)
+            left = sum(len(c.left) for c in changes)
+            chain = [f"{joined} member(s) joined and {left} left share group {shared.group_id} in {len(changes)} epoch(s)",
+                     "no rebalance: share group members pause nobody"]
+            known = Counter(c.cause.kind for c in changes if c.cause.kind != "unknown")
+            return Verdict("share_group", "info", f"{TITLES['share_group']} in {shared.group_id}", chain, [], [], impact,
+                           ACTIONS["share_group"], known.most_common(1)[0][0] if known else "unknown")
         return Verdict("none", "info", "no rebalance in these logs", [], [], [], impact, [], _root_cause([], groups))
     group = next((g for g in rebalanced if g.findings), rebalanced[0])
     finding = group.findings[0] if group.findings else None
@@ -106,11 +127,11 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
         advice = ACTIONS["jvm_pause"]
     elif kind == "failed_rebalances" and coordinator_moved:  # not slow callbacks: the coordinator went away
         advice = ACTIONS["failed_rebalances coordinator"]
-    elif kind == "heartbeat_expiry" and group.protocol == "consumer":  # KIP-848: the brokers own the session timeout
+    elif kind == "heartbeat_expiry" and group.protocol in EPOCH_PROTOCOLS:  # KIP-848: the brokers own the session timeout
         advice = ACTIONS["heartbeat_expiry kip848"]
     else:
         advice = ACTIONS.get(kind, [])
-    actions = [a.format(who=who, at=at, trigger=trigger) for a in advice][:MAX_ACTIONS]
+    actions = [a.format(who=who, at=at, trigger=trigger, protocol=group.protocol) for a in advice][:MAX_ACTIONS]
     nodes = [(m, group.member_nodes.get(m)) for m in members]
     severity = finding.severity if finding else "info"
     return Verdict(kind, severity, title, chain, [g.group_id for g in groups if g.rebalances], nodes, impact, actions,
@@ -172,6 +193,13 @@ def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: li
         return [*failing, f"{who} keeps failing and rejoining", effect]
     if kind == "static_member_fencing":
         return [f"static members {who} were fenced or replaced (one group.instance.id on two instances?)", effect]
+    if kind == "assignment_timeout":
+        return [f"{who} did not finish revoking its partitions within its rebalance timeout",
+                f"the coordinator fenced it at {at}", effect]
+    if kind == "topology_change":
+        return [f"the coordinator configured the topology of {group.group_id} anew at {at}", effect]
+    if kind == "group_conversion":
+        return [f"{who} joined with another group protocol", f"the coordinator converted the group at {at}", effect]
     if kind == "failed_rebalances":
         failed = [r for r in group.rebalances if r.failed]
         return [f"{len(failed)} rebalance{'s' if len(failed) != 1 else ''} did not complete ({', '.join(_generation(r) for r in failed[:3])})",

@@ -7,6 +7,7 @@ component (broker, consumer, streams, …), this gives the range the advice is w
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import polars as pl
@@ -43,9 +44,14 @@ class VersionRange:
 def versions_seen(events: pl.DataFrame, pattern_versions: dict[str, tuple[str, str | None]]) -> dict[str, VersionRange]:
     """Per component, the release range consistent with every wording matched (upper bound dropped when the
     wordings disagree: mixed client versions)."""
+    per_component = events.group_by("component").agg(pl.col("pattern_id").unique())
+    return versions_of(dict(per_component.iter_rows()), pattern_versions)
+
+
+def versions_of(pattern_ids: dict[str, Iterable[str]], pattern_versions: dict[str, tuple[str, str | None]]) -> dict[str, VersionRange]:
+    """:func:`versions_seen` for the catalog entries matched per component (a group's own events)."""
     result: dict[str, VersionRange] = {}
-    per_component = events.group_by("component").agg(pl.col("pattern_id").unique()).sort("component")
-    for component, ids in per_component.iter_rows():
+    for component, ids in sorted(pattern_ids.items()):
         if component in RUNTIME_COMPONENTS:  # a JDK's versions say nothing of Kafka's
             continue
         spans = [pattern_versions[i] for i in ids if i in pattern_versions]

@@ -42,6 +42,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("generation", "int", "classic generation id (the OLD generation for rebalance_start)", True),
     Column("group_epoch", "int", "KIP-848 group epoch", True),
     Column("member_epoch", "int", "KIP-848 member epoch", True),
+    Column("topology_epoch", "int", "Kafka Streams group (KIP-1071) topology epoch", True),
     Column("member_id", "str", "group member id as printed", True),
     Column("instance_id", "str", "group.instance.id of a static member", True),
     Column("client_id", "str", "client.id (from the log-context prefix or the message)", True),
@@ -51,7 +52,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("prev_state", "str", "previous state in a state transition", True),
     Column("leader", "bool", "true when the line shows this member leading the group", True),
     Column("leader_id", "str", "member id of the group leader when printed", True),
-    Column("protocol", "str", "classic or consumer (KIP-848); eager / cooperative when printed", True),
+    Column("protocol", "str", "the member's protocol: classic, consumer (KIP-848), streams (KIP-1071) or share (KIP-932); eager / "
+           "cooperative when printed", True),
+    Column("group_type", "str", "the group's type when the line names it: classic, consumer, streams or share (Kafka 4.x)", True),
     Column("assignor", "str", "partition assignor / selected protocol name", True),
     Column("supported_protocols", "str", "the assignors a classic member offers, in its order of preference, as printed", True),
     Column("partitions", "str", "partitions or tasks as printed", True),
@@ -97,6 +100,8 @@ KINDS: dict[str, str] = {
     "group_epoch_bumped": "KIP-848: the group epoch is bumped (subscription or membership changed)",
     "target_assignment": "KIP-848: a new target assignment is computed",
     "member_assignment": "KIP-848: a member's assignment / epoch changes (broker view)",
+    "group_converted": "the coordinator converts the group to another type (classic ↔ consumer, online migration; group_type = the new type)",
+    "topology_configured": "streams group (KIP-1071): the coordinator initializes, configures or validates a topology epoch",
     "coordinator_elected": "a broker becomes coordinator of a __consumer_offsets partition and loads it",
     "coordinator_resigned": "a broker gives up a __consumer_offsets partition and unloads it",
     "group_loaded": "a group is loaded into the coordinator cache (failover target side)",
@@ -162,6 +167,11 @@ CAUSES: dict[str, str] = {
     "metadata_change": "subscription, partition count or topic metadata changed",
     "coordinator_change": "the group coordinator moved (broker restart, __consumer_offsets leadership change)",
     "static_member_fencing": "a static member (group.instance.id) was fenced or replaced",
+    "assignment_timeout": "a member of a consumer or streams group did not revoke and acknowledge its assignment within its "
+                          "rebalance timeout and was fenced",
+    "topology_change": "the coordinator configured a Kafka Streams group's (KIP-1071) topology anew: a new or newly validated "
+                       "topology epoch",
+    "group_conversion": "the coordinator converted the group between the classic and consumer types (online migration)",
     "failed_rebalance_retry": "a previous rebalance failed and is retried (sync timeout, storage error, rebalance timeout)",
     "unknown": "the logs at hand do not say",
 }

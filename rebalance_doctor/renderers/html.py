@@ -20,7 +20,20 @@ from pathlib import Path
 from ..analysis.model import Analysis, Evidence, GroupAnalysis, Rebalance
 from ..catalog.schema import BUCKETS
 from .picture import AGGREGATE_ABOVE, evidence_ref, plain_text, timeline_svg, xml_text
-from .words import CONFIRM_BELOW, clock, delta_label, duration, generation_label, impact_text, member_label, plural, short_names, zone_sentence
+from .words import (
+    CONFIRM_BELOW,
+    clock,
+    delta_label,
+    duration,
+    generation_label,
+    group_kind_text,
+    group_versions_text,
+    impact_text,
+    member_label,
+    plural,
+    short_names,
+    zone_sentence,
+)
 
 PAGE_ROWS = 100
 TIMELINE_WIDTH = 1200
@@ -139,8 +152,9 @@ def _summary(analysis: Analysis, files: dict[str, str]) -> str:
 
 def _group_facts(group: GroupAnalysis) -> str:
     worst = min((f.severity for f in group.findings), key=SEVERITY_ORDER.__getitem__, default=None)
-    facts = [f"coordinator broker {group.coordinator}" if group.coordinator else "", group.protocol or "",
-             plural(len(group.rebalances), "rebalance"),
+    shared = plural(len(group.membership_changes), "membership change") + ", no rebalance" if group.membership_changes else ""
+    facts = [group_kind_text(group) or "", f"coordinator broker {group.coordinator}" if group.coordinator else "",
+             shared or plural(len(group.rebalances), "rebalance"), group_versions_text(group) or "",
              f"{group.failed_rebalances} failed" if group.failed_rebalances else "",
              f"pause {duration(group.total_pause_ms)}", f"worst finding: {worst}" if worst else ""]
     return " · ".join(f for f in facts if f)

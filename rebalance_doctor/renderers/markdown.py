@@ -21,6 +21,8 @@ from .words import (
     delta_label,
     duration,
     generation_label,
+    group_kind_text,
+    group_versions_text,
     impact_text,
     member_label,
     moves_text,
@@ -221,8 +223,11 @@ def _root_causes(analysis: Analysis) -> list[str]:
 
 
 def _group_facts(group: GroupAnalysis) -> str:
-    facts = [f"coordinator broker {escape(group.coordinator)}" if group.coordinator else None,
-             f"{escape(group.protocol)} protocol" if group.protocol else None,
+    kind, versions = group_kind_text(group), group_versions_text(group)
+    facts = [escape(kind) if kind else None,
+             f"coordinator broker {escape(group.coordinator)}" if group.coordinator else None,
+             escape(versions) if versions else None,
+             plural(len(group.membership_changes), "membership change") + " without a rebalance" if group.membership_changes else None,
              f"generations {group.generations[0]} → {group.generations[-1]}" if group.generations else None,
              plural(len(group.leader_changes), "leader change") if group.leader_changes else None]
     line = "Group facts: " + " · ".join(f for f in facts if f) + "."

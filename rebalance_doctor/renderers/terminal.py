@@ -24,6 +24,8 @@ from .words import (
     delta_label,
     duration,
     generation_label,
+    group_kind_text,
+    group_versions_text,
     impact_text,
     member_label,
     moves_text,
@@ -97,8 +99,10 @@ def _summary(analysis: Analysis) -> Panel:
 
 def _group_header(group: GroupAnalysis) -> Text:
     header = Text.assemble(("group ", "bold"), (visible(group.group_id), "bold cyan"))
-    facts = [f"coordinator broker {group.coordinator}" if group.coordinator else None, group.protocol,
-             plural(len(group.rebalances), "rebalance"), f"{group.failed_rebalances} failed" if group.failed_rebalances else None,
+    shared = plural(len(group.membership_changes), "membership change") + ", no rebalance" if group.membership_changes else None
+    facts = [group_kind_text(group), f"coordinator broker {group.coordinator}" if group.coordinator else None,
+             shared or plural(len(group.rebalances), "rebalance"),
+             f"{group.failed_rebalances} failed" if group.failed_rebalances else None,
              f"pause {duration(group.total_pause_ms)}"]
     header.append("  " + " · ".join(f for f in facts if f), style="dim")
     return header
@@ -107,6 +111,9 @@ def _group_header(group: GroupAnalysis) -> Text:
 def _group_details(group: GroupAnalysis) -> Group:
     """What follows a group's generation table, rendered in one print (rich's per-call overhead is most of the time)."""
     out: list[RenderableType] = []
+    versions = group_versions_text(group)
+    if versions:
+        out.append(Text(f"  {versions}", style="dim"))
     if any(f.kind == "unstable_leader" for f in group.findings):
         for change in group.leader_changes:
             stayed = " (it stayed in the group)" if change.previous_stayed else ""

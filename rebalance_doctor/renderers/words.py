@@ -28,7 +28,8 @@ CAUSE_PALETTE = {
     "member_join": ("green", "#2ca02c", "J"), "member_leave": ("bright_yellow", "#bcbd22", "L"),
     "version_probing": ("bright_blue", "#a6761d", "V"), "host_endpoint_change": ("bright_cyan", "#7570b3", "E"),
     "shutdown_requested": ("bright_black", "#8c564b", "D"), "enforced": ("white", "#e377c2", "A"),
-    "metadata_change": ("bright_green", "#9467bd", "M"),
+    "metadata_change": ("bright_green", "#9467bd", "M"), "assignment_timeout": ("dark_orange", "#d95f02", "T"),
+    "topology_change": ("dark_cyan", "#1b9e77", "O"), "group_conversion": ("purple", "#66a61e", "G"),
 }
 CAUSE_STYLE = {cause: style for cause, (style, _, _) in CAUSE_PALETTE.items()}
 CAUSE_COLOURS = {cause: colour for cause, (_, colour, _) in CAUSE_PALETTE.items()}
@@ -67,6 +68,23 @@ def clock(ts: datetime | None, with_date: bool = False) -> str:
     if ts is None:
         return "–"
     return ts.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z" if with_date else ts.strftime("%H:%M:%S.%f")[:-3]
+
+
+# How each rebalance protocol reads next to its group: the KIPs that named the 4.x ones.
+PROTOCOL_WORDS = {"eager": "eager protocol", "cooperative": "cooperative protocol", "consumer": "consumer protocol (KIP-848)",
+                  "streams": "streams protocol (KIP-1071)", "share": "share protocol (KIP-932)"}
+
+
+def group_kind_text(group: GroupAnalysis) -> str | None:
+    """``streams group · streams protocol (KIP-1071)``; a group converted online names both of its types."""
+    kind = f"{' → '.join(group.group_types)} group" if group.group_types else None
+    protocol = PROTOCOL_WORDS.get(group.protocol or "", group.protocol)
+    return " · ".join(part for part in (kind, protocol) if part) or None
+
+
+def group_versions_text(group: GroupAnalysis) -> str | None:
+    """The Kafka versions the group's own lines prove, or None."""
+    return f"Kafka {', '.join(group.versions)} (from its wordings)" if group.versions else None
 
 
 def member_label(member: str | None, group: GroupAnalysis) -> str:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 MANIFEST = "_rebalance-doctor.json"
-STORE_VERSION = 1
+STORE_VERSION = 2
 NO_DATE, NO_GROUP = "unknown", "_none"
 
 

@@ -125,6 +125,7 @@ class Choice:
     logger: str
     kinds: tuple[str, ...]
     thread: str
+    context: str | None = None  # a log context (steps.yaml contexts) printed before the message
 
     def placeholders(self) -> set[str]:
         return {m.group(1) for m in PLACEHOLDER.finditer(SLOT.sub("", self.template))}
@@ -169,10 +170,11 @@ class Wording:
         for entry in spec["templates"]:
             template = entry if isinstance(entry, str) else entry["template"]
             choose = () if isinstance(entry, str) else tuple(entry.get("choose", ()))
+            context = None if isinstance(entry, str) else entry.get("context")
             for row in self.rows.get(template, ()):
                 if row.section.split(".")[0] in sections and covers(row.versions, tag):
                     return Choice(step, row, template, choose, self.logger(row, tag, component), tuple(spec["kinds"]),
-                                  spec.get("thread", "poll"))
+                                  spec.get("thread", "poll"), self.steps_data["contexts"][context] if context else None)
         return None
 
     def reason(self, name: str, tag: str, component: str, values: dict[str, Any]) -> str | None:
@@ -218,6 +220,7 @@ def wording() -> Wording:
 
 
 VERSIONS: tuple[str, ...] = tuple(yaml.safe_load((HERE / "steps.yaml").read_text(encoding="utf-8"))["versions"])
+EPOCH_VERSIONS: tuple[str, ...] = tuple(yaml.safe_load((HERE / "steps.yaml").read_text(encoding="utf-8"))["epoch_versions"])
 LAYOUTS: tuple[str, ...] = tuple(
     name for name in yaml.safe_load((HERE / "layouts.yaml").read_text(encoding="utf-8"))["layouts"] if name != "broker-log4j"
 )
@@ -274,6 +277,16 @@ class StaticRejoin:
 
 
 @dataclass
+class MembershipTruth:
+    """A share group's epoch moving on without a rebalance: who joined (or left) with it, and the line that says so."""
+
+    group_epoch: int
+    joined: list[str]
+    left: list[str]
+    evidence: Citation | None
+
+
+@dataclass
 class FileTruth:
     path: str
     layout: str
@@ -319,6 +332,11 @@ class Truth:
     all_member_ids: set[str]
     variant: str | None = None  # heartbeat_expiry: gc_pause or network_partition
     static_rejoins: list[StaticRejoin] = field(default_factory=list)
+    # Kafka 4.x scenarios (epochs.py): the group's types in order, its rebalances numbered by group epoch, a share
+    # group's epochs that are membership changes rather than rebalances, and the epochs some line prints
+    group_types: list[str] = field(default_factory=lambda: ["classic"])
+    membership: list[MembershipTruth] = field(default_factory=list)
+    logged_epochs: set[int] = field(default_factory=set)
 
     @property
     def paths(self) -> list[str]:
@@ -337,6 +355,9 @@ class Truth:
             for c in [rebalance.evidence, rebalance.leader_evidence, *rebalance.supporting]:
                 if c is not None:
                     seen.setdefault((c.file, c.line), c)
+        for change in self.membership:
+            if change.evidence is not None:
+                seen.setdefault((change.evidence.file, change.evidence.line), change.evidence)
         for rejoin in self.static_rejoins:
             if rejoin.evidence is not None:
                 seen.setdefault((rejoin.evidence.file, rejoin.evidence.line), rejoin.evidence)
@@ -421,21 +442,25 @@ def pad(text: str, spec: dict | None) -> str:
 
 
 class Simulation:
+    scenarios: tuple[str, ...] = SCENARIOS
+    versions_key = "versions"
+
     def __init__(self, scenario: str, version: str, layouts: tuple[str, ...], seed: int, out_dir: Path):
-        if scenario not in SCENARIOS:
-            raise ValueError(f"unknown scenario {scenario!r} (one of {SCENARIOS})")
+        if scenario not in self.scenarios:
+            raise ValueError(f"unknown scenario {scenario!r} (one of {self.scenarios})")
         self.w = wording()
-        spec = self.w.steps["versions"].get(version)
+        spec = self.w.steps[self.versions_key].get(version)
         if spec is None:
-            raise ValueError(f"unknown version {version!r} (one of {VERSIONS})")
+            raise ValueError(f"unknown version {version!r} (one of {tuple(self.w.steps[self.versions_key])})")
         self.scenario, self.version, self.layouts, self.seed, self.root = scenario, version, layouts, seed, out_dir
         self.tag, self.coordinator = str(spec["tag"]), spec["coordinator"]
+        self.client_tag = str(spec.get("client_tag", self.tag))  # the classic consumers' release
         self.broker_component = "broker-classic" if self.coordinator == "classic" else "broker-new"
         self.rng = random.Random(f"{scenario}|{version}|{'+'.join(layouts)}|{seed}")
-        self.settings = _first_covering(self.w.steps["settings"], self.tag)
+        self.settings = _first_covering(self.w.steps["settings"], self.client_tag)
         self.protocol = "cooperative" if scenario == "scale_out_cooperative" else "eager"
         assignor = self.w.steps["assignors"][self.protocol]
-        if version_key(self.tag) < version_key(assignor["since"]):
+        if version_key(self.client_tag) < version_key(assignor["since"]):
             raise Unsupported(f"{assignor['name']} needs Kafka {assignor['since']}+, not {version}")
         app, group, topic, package, app_class = self.rng.choice(APPS)
         self.app, self.group, self.topic, self.app_package, self.app_class = app, group, topic, package, app_class
@@ -482,6 +507,8 @@ class Simulation:
         self.member_clients: dict[str, str] = {}
         self.variant: str | None = None
         self.static_rejoins: list[dict] = []
+        self.group_types = ["classic"]
+        self.membership: list[dict] = []
 
     # ----------------------------------------------------------------------------- emission
 
@@ -503,17 +530,19 @@ class Simulation:
             v["generation_obj"] = fill(self.w.steps["formats"]["generation_obj"], v)
         if member is not None:
             member_format = _first_covering(self.w.steps["formats"]["member"], self.tag)
-            v["member"] = fill(member_format["format"], v)
+            if member_format is not None:  # the Scala coordinator's MemberMetadata dump (gone in 4.x)
+                v["member"] = fill(member_format["format"], v)
         return v
 
     def emit(self, node: Node, step: str, t: datetime, values: dict[str, Any], thread: str | None = None) -> Record | None:
         component = self.broker_component if node.kind == "broker" else "consumer"
-        choice = self.w.choice(step, self.tag, component)
+        choice = self.w.choice(step, self.tag_of(component), component)
         if choice is None:
             return None  # this version does not log the step at INFO or above
-        prefix_entry = _first_covering(self.w.steps["prefixes"][component], self.tag,
+        prefix_entry = _first_covering(self.w.steps["prefixes"][component], self.tag_of(component),
                                        static=component == "consumer" and bool(values.get("_static")))
-        message = fill(prefix_entry["prefix"], values) + fill(choice.template, values, choice.choose)
+        context = fill(choice.context, values) if choice.context else ""
+        message = fill(prefix_entry["prefix"], values) + context + fill(choice.template, values, choice.choose)
         record = Record(t, node, choice.row.level, choice.logger, thread or choice.thread, message, self.next_seq(), choice=choice,
                         values=values)
         self.records.append(record)
@@ -531,7 +560,11 @@ class Simulation:
 
     def reason(self, name: str, component: str = "consumer", member: Member | None = None, **extra: Any) -> str | None:
         component = self.broker_component if component == "broker" else component
-        return self.w.reason(name, self.tag, component, self.values(member, **extra))
+        return self.w.reason(name, self.tag_of(component), component, self.values(member, **extra))
+
+    def tag_of(self, component: str) -> str:
+        """The release whose wording a component prints: the consumers' own, the brokers' for everything else."""
+        return self.client_tag if component == "consumer" else self.tag
 
     def noise(self, node: Node, when: str, t: datetime, member: Member | None = None) -> datetime:
         """Write the node's start-up or shutdown noise in order from t; returns the time after it."""
@@ -567,13 +600,13 @@ class Simulation:
 
     def new_member(self, node: Node, instance_id: str | None = None) -> Member:
         formats, static = self.w.steps["formats"], instance_id is not None
-        client_format = _first_covering(formats["client_id"], self.tag, static=static) or \
-            _first_covering(formats["client_id"], self.tag, static=False)
+        client_format = _first_covering(formats["client_id"], self.client_tag, static=static) or \
+            _first_covering(formats["client_id"], self.client_tag, static=False)
         fields = {"group": self.group, "n": 1, "instance_id": instance_id,
                   "uuid": str(uuid.UUID(int=self.rng.getrandbits(128), version=4))}
         fields["client_id"] = client_id = fill(client_format["format"], fields)
-        member_format = _first_covering(formats["member_id"], self.tag, static=static) or \
-            _first_covering(formats["member_id"], self.tag, static=False)
+        member_format = _first_covering(formats["member_id"], self.client_tag, static=static) or \
+            _first_covering(formats["member_id"], self.client_tag, static=False)
         member_id = fill(member_format["format"], fields)
         member = Member(member_id, node, client_id, instance_id)
         self.all_member_ids.add(member_id)
@@ -1031,18 +1064,18 @@ class Simulation:
             for entry in self.w.layouts_data["noise"][kind]:
                 if entry["when"] != when:
                     continue
-                if "since" in entry and version_key(self.tag) < version_key(entry["since"]):
+                if "since" in entry and version_key(self.tag if node.kind == "broker" else self.client_tag) < version_key(entry["since"]):
                     continue
                 entries.append(entry)
         return entries
 
     def noise_values(self, node: Node, member: Member | None) -> dict[str, Any]:
         pool = self.w.layouts_data["noise_values"]
-        client_id = member.client_id if member else fill(_first_covering(self.w.steps["formats"]["client_id"], self.tag, static=False)["format"],
+        client_id = member.client_id if member else fill(_first_covering(self.w.steps["formats"]["client_id"], self.client_tag, static=False)["format"],
                                                          {"group": self.group, "n": 1})
         return {
             **self.base, "node": node.name, "app": self.app, "app_package": self.app_package, "app_class": self.app_class,
-            "app_version": "4.2.0", "pid": 1, "client_id": client_id, "kafka_version": self.tag.replace("trunk", "4.0.0"),
+            "app_version": "4.2.0", "pid": 1, "client_id": client_id, "kafka_version": self.client_tag.replace("trunk", "4.0.0"),
             "commit_id": f"{self.rng.getrandbits(64):016x}", "epoch_ms": int(self.start.timestamp() * 1000),
             "cluster_id": "q3Zt0f6xSm2mPoV1rKx9dA", "n": self.rng.randint(20, 500), "n1": self.rng.randint(1, 10),
             "ms": self.rng.randint(1, 900), "offset": self.rng.randint(1000, 900000), "partition": self.rng.randint(0, 5),
@@ -1054,7 +1087,7 @@ class Simulation:
         values = self.noise_values(node, member)
         message = fill(entry["msg"], values)
         if entry.get("prefix") == "consumer":
-            prefix = _first_covering(self.w.steps["prefixes"]["consumer"], self.tag, static=False)["prefix"]
+            prefix = _first_covering(self.w.steps["prefixes"]["consumer"], self.client_tag, static=False)["prefix"]
             message = fill(prefix, values) + message
         logger = fill(entry["logger"], values)
         thread = entry.get("thread", "poll")
@@ -1158,13 +1191,17 @@ class Simulation:
     def truth(self, files: dict[str, FileTruth]) -> Truth:
         kafka = [r for r in self.records if r.choice is not None]
         logged_generations: set[int] = set()
+        logged_epochs: set[int] = set()
         logged_members: set[str] = set()
         for r in kafka:
+            component = "broker-new" if r.node.kind == "broker" and self.coordinator == "new" else \
+                "broker-classic" if r.node.kind == "broker" else "consumer"
             used = r.choice.placeholders() | {m.group(1) for m in PLACEHOLDER.finditer(
-                _first_covering(self.w.steps["prefixes"]["broker-new" if r.node.kind == "broker" and self.coordinator == "new" else
-                                                           "broker-classic" if r.node.kind == "broker" else "consumer"], self.tag, static=False)["prefix"])}
+                _first_covering(self.w.steps["prefixes"][component], self.tag_of(component), static=False)["prefix"] + (r.choice.context or ""))}
             if used & set(GENERATION_PLACEHOLDERS):
                 logged_generations.add(int(r.values["generation"]))
+            if "group_epoch" in used:
+                logged_epochs.add(int(r.values["group_epoch"]))
             named = {r.values[key] for name, key in MEMBER_PLACEHOLDERS.items() if name in used}
             if not named and "reason" in used:  # reasons name the member they are about ("removing member X on …")
                 named = {m for m in self.all_member_ids if m in str(r.values["reason"])}
@@ -1193,19 +1230,8 @@ class Simulation:
             logged_member_ids=logged_members, all_member_ids=set(self.all_member_ids), variant=self.variant,
             static_rejoins=[StaticRejoin(sr["generation"], sr["instance_id"], sr["old_member_id"], sr["new_member_id"],
                                          sr["evidence"].citation() if sr["evidence"] else None) for sr in self.static_rejoins],
+            group_types=list(self.group_types),
+            membership=[MembershipTruth(m["group_epoch"], m["joined"], m["left"], m["evidence"].citation() if m["evidence"] else None)
+                        for m in self.membership],
+            logged_epochs=logged_epochs,
         )
-
-
-def simulate(scenario: str, version: str, layouts: str | Iterable[str], seed: int, out_dir: str | Path) -> Truth:
-    """Write one simulated incident into out_dir (a broker log + client logs) and return its ground truth.
-
-    layouts: one client layout for every consumer, or several used in turn (see ``LAYOUTS``).
-    Raises :class:`Unsupported` for a scenario the version cannot produce (cooperative before 2.4).
-    """
-    chosen = (layouts,) if isinstance(layouts, str) else tuple(layouts)
-    for layout in chosen:
-        if layout not in LAYOUTS:
-            raise ValueError(f"unknown layout {layout!r} (one of {LAYOUTS})")
-    sim = Simulation(scenario, version, chosen, seed, Path(out_dir))
-    getattr(sim, f"scenario_{scenario}")()
-    return sim.write()
