@@ -39,6 +39,10 @@ REPORT_WORDS = {"kip848_assignment_timeout": "consumer group · consumer protoco
                 "classic_migration": "classic → consumer group · consumer protocol (KIP-848)",
                 "streams_topology_change": "streams group · streams protocol (KIP-1071)"}
 LAYOUT_MIXES = (("logback",), ("kubectl",), ("spring-boot-3", "logstash-json"))
+# What the verdict leads with, and the findings that must come with it.
+VERDICT = {"kip848_assignment_timeout": ("assignment_timeout", set()), "share_scale_out": ("share_group", {"share_group"}),
+           "classic_migration": ("group_conversion", {"group_conversion"}),
+           "streams_topology_change": ("topology_change", {"topology_change", "streams_not_ready"})}
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,18 @@ def test_report_names_type_protocol_and_versions(run):
     assert result.exit_code == 0, result.output
     assert REPORT_WORDS[case.scenario] in result.output, result.output
     assert "Kafka broker ≥ 4." in result.output or "Kafka broker 4." in result.output, result.output
+
+
+def test_the_verdict_names_what_happened(run):
+    """The verdict leads with the scenario's story: the fenced member, the share group's membership, the
+    conversion, the topology; a streams group that waited for its topics says how long it had no tasks."""
+    case, truth, _, analysis = run
+    cause, findings = VERDICT[case.scenario]
+    assert analysis.verdict.cause == cause, (case, analysis.verdict.headline)
+    group = next(g for g in analysis.groups if g.group_id == truth.group)
+    assert findings <= {f.kind for f in group.findings}, (case, [f.kind for f in group.findings])
+    waited = [f for f in group.findings if f.kind == "streams_not_ready"]
+    assert all(f.severity == "info" and "until its topology became ready after" in f.summary for f in waited), case
 
 
 @pytest.mark.parametrize(("scenario", "version"), [("streams_topology_change", "4.1")])

@@ -69,10 +69,11 @@ BROKER_EVENT_CAUSE = {
     "group_loaded": "coordinator_change",
     "group_converted": "group_conversion",
     "topology_configured": "topology_change",
+    "topology_ready": "topology_change",
 }
 # When several coordinator lines stand right before a start, the member's own fate is the better witness.
 BROKER_WITNESS_ORDER = ["member_expired", "member_fenced", "member_left", "static_member_rejoined", "group_converted",
-                        "member_joined", "topology_configured", "coordinator_elected", "group_loaded"]
+                        "member_joined", "topology_ready", "topology_configured", "coordinator_elected", "group_loaded"]
 CLIENT_EVENT_CAUSE = {
     "poll_timeout": "poll_timeout",
     "session_timeout": "heartbeat_expiry",
@@ -111,7 +112,7 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
     broker_witness = min(near, key=lambda e: BROKER_WITNESS_ORDER.index(e.kind), default=None)
     if broker_witness is not None:
         kind = broker_witness.cause if broker_witness.cause not in (None, SYMPTOM, "unknown") else BROKER_EVENT_CAUSE[broker_witness.kind]
-        alike = [e for e in near if e.kind == broker_witness.kind and e is not broker_witness][:2]  # "configuring", "ready"
+        alike = [e for e in near if e.kind == broker_witness.kind and e is not broker_witness][:2]
         member = broker_witness.member_id
         if broker_witness.kind == "group_converted":  # the member whose join converted it is named right after
             joiner = next((e for e in near if e.kind == "member_joined" and e.member_id), None)

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
-from .model import EPOCH_PROTOCOLS, Evidence, Finding, LeaderChange, MembershipChange, Probing, Rebalance
+from .model import EPOCH_PROTOCOLS, Evidence, Finding, LeaderChange, MembershipChange, Probing, Rebalance, duration_text
 from .timeline import Event, answered_not_coordinator, broker_id
 from .versions import VersionRange
 
@@ -72,6 +72,10 @@ ADVICE = {
     "group.protocol=consumer joined a classic group (upgrade), or the last one left a converted group (downgrade). Every "
     "conversion rebalances the group. Finish the rolling upgrade of the clients in one go; the brokers' "
     "group.consumer.migration.policy (bidirectional, upgrade, downgrade, disabled) says which conversions are allowed.",
+    "streams_not_ready": "The coordinator cannot configure the streams group's topology, so it assigns no tasks at all "
+    "(the group is NOT_READY): create the internal topics it names (the application creates them itself unless it "
+    "lacks the ACLs, or the brokers refuse auto-creation), create missing source topics, and give co-partitioned "
+    "topics equal partition counts. The group rebalances as soon as the topology is ready.",
     "static_member_replaced": "Static membership at work: a restarted instance came back with its group.instance.id "
     "within the session timeout and took its partitions back without a rebalance. Nothing to fix; keep "
     "session.timeout.ms (group.consumer.session.timeout.ms with group.protocol=consumer) above the restart time.",
@@ -90,10 +94,10 @@ ADVICE = {
 SEVERITY = {
     "heartbeat_expiry": "critical", "poll_timeout": "critical", "failed_rebalances": "critical", "rebalance_storm": "critical",
     "crash_loop": "critical", "unstable_leader": "warning", "probing_rebalances": "warning", "static_member_fencing": "warning",
-    "long_pause": "warning", "coordinator_change": "warning", "assignment_timeout": "critical", "topology_change": "info",
-    "group_conversion": "info", "share_group": "info", "static_member_replaced": "info", "member_churn": "info", "cooperative_followups": "info",
-    "rolling_restart": "info",
-    "version_probing": "info", "eager_protocol": "info", "unexplained_rebalances": "info",
+    "long_pause": "warning", "coordinator_change": "warning", "assignment_timeout": "critical", "streams_not_ready": "critical",
+    "member_churn": "info", "cooperative_followups": "info", "rolling_restart": "info", "version_probing": "info",
+    "eager_protocol": "info", "unexplained_rebalances": "info", "topology_change": "info", "group_conversion": "info",
+    "share_group": "info", "static_member_replaced": "info",
 }
 CAUSE_FINDING = {
     "heartbeat_expiry": "heartbeat_expiry", "poll_timeout": "poll_timeout", "member_join": "member_churn",
@@ -299,6 +303,10 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
     eager = [r for r in rebalances if r.protocol == "eager"]
     if len(eager) >= 2:
         add("eager_protocol", f"{len(eager)} rebalances with an eager assignor stopped every member each time", [])
+    not_ready = _topology_not_ready(timeline)
+    if not_ready is not None:
+        summary, evidence, resolved = not_ready
+        add("streams_not_ready", summary, evidence, severity="info" if resolved else None)
     if membership:
         joined = sum(len(c.joined) for c in membership)
         left = [d for c in membership for d in c.left]
@@ -314,6 +322,23 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
     order = {"critical": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order[f.severity])
     return findings
+
+
+def _topology_not_ready(timeline: list[Event]) -> tuple[str, list[Evidence], bool] | None:
+    """A streams group whose topology the coordinator could not configure: no member had tasks until its
+    topology became ready, if it did. (summary, evidence, resolved) or None."""
+    missing = [e for e in timeline if e.kind == "topology_not_ready"]
+    if not missing:
+        return None
+    ready = next((e for e in timeline if e.kind == "topology_ready" and e.at and missing[-1].at and e.at >= missing[-1].at), None)
+    reason = missing[-1].reason or "its topics are not ready"
+    if ready is None:
+        return (f"the streams group has no tasks: the coordinator cannot configure its topology ({reason})",
+                [e.evidence for e in missing[-3:]], False)
+    waited = ready.at - missing[0].at if missing[0].at else None
+    after = f" after {duration_text(int(waited.total_seconds() * 1000))}" if waited is not None else ""
+    return (f"the streams group had no tasks until its topology became ready{after} ({reason})",
+            [missing[0].evidence, ready.evidence], True)
 
 
 def _rolling_restart(rebalances: list[Rebalance], member_nodes: dict[str, str]) -> tuple[list[str], list[Rebalance], list[Evidence]] | None:

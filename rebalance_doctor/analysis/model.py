@@ -378,6 +378,7 @@ FINDING_KINDS: dict[str, str] = {
     "group_conversion": "the group was converted between the classic and consumer types (online migration)",
     "share_group": "a share group's members came and went without rebalances (KIP-932)",
     "static_member_replaced": "static members restarted and took their assignment back without a rebalance",
+    "streams_not_ready": "a streams group got no tasks while its topology could not be configured (NOT_READY)",
     "long_pause": "members stopped processing for a long time",
     "eager_protocol": "every rebalance stops every member (eager assignor)",
     "unexplained_rebalances": "rebalances whose cause the logs at hand do not show",

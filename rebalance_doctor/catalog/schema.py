@@ -101,7 +101,10 @@ KINDS: dict[str, str] = {
     "target_assignment": "KIP-848: a new target assignment is computed",
     "member_assignment": "KIP-848: a member's assignment / epoch changes (broker view)",
     "group_converted": "the coordinator converts the group to another type (classic ↔ consumer, online migration; group_type = the new type)",
-    "topology_configured": "streams group (KIP-1071): the coordinator initializes, configures or validates a topology epoch",
+    "topology_configured": "streams group (KIP-1071): the coordinator initializes or configures a topology epoch",
+    "topology_ready": "streams group (KIP-1071): the topology epoch is validated against its topics: tasks can be assigned",
+    "topology_not_ready": "streams group (KIP-1071): the topology cannot be configured (internal or source topics missing, "
+                          "partition counts): no tasks are assigned",
     "coordinator_elected": "a broker becomes coordinator of a __consumer_offsets partition and loads it",
     "coordinator_resigned": "a broker gives up a __consumer_offsets partition and unloads it",
     "group_loaded": "a group is loaded into the coordinator cache (failover target side)",
