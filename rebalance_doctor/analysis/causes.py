@@ -220,9 +220,10 @@ def _starting(event: Event, index: TimeIndex) -> bool:
 
 def _only_starting_before(event: Event, index: TimeIndex) -> bool:
     """Nothing in the event's file before it shows a consumer at work (partitions held, an error from the group,
-    an earlier join): only start-up lines. The whole file, not only the member's own lines: a line whose client id
-    a paste mangled is another participant, and a consumer starting beside a busy one is not the only change."""
-    return index.first_in_file(event, "busy", lambda e: not _start_up_line(e)) >= index.place_in_file(event)
+    an earlier join): only start-up lines, and detail that shows neither (diagnostics). The whole file, not only the
+    member's own lines: a line whose client id a paste mangled is another participant, and a consumer starting
+    beside a busy one is not the only change."""
+    return index.first_in_file(event, "busy", lambda e: not _start_up_line(e) and e.kind != "diagnostic") >= index.place_in_file(event)
 
 
 def _start_up_line(event: Event) -> bool:

@@ -473,6 +473,8 @@ ORPHAN_SIGNALS = {
 JOIN_SIGNALS = {"join_start", "join_succeeded", "partitions_assigned", "reconciliation"}
 ORPHAN_SIGNALS |= JOIN_SIGNALS
 ORPHAN_MARGIN = timedelta(seconds=10)
+# Errors of a request the coordinator never answered (timed out, not the coordinator, unavailable, disconnected).
+UNANSWERED = ("TIMED OUT", "TIMEOUT", "NOT COORDINATOR", "COORDINATOR NOT AVAILABLE", "DISCONNECT")
 LINES_AROUND = 3  # in a log without times, the events this close to a rebalance's own lines belong to it
 PENDING_REBALANCE = timedelta(minutes=5)  # the default rebalance timeout (max.poll.interval.ms)
 SETTLED = {"group_stabilized", "join_succeeded", "sync_succeeded", "assignment_received", "partitions_assigned"}
@@ -528,11 +530,14 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
 
 
 def _signals_rebalance(event: Event) -> bool:
-    """A heartbeat failure says "rebalance" only when the coordinator answered so (not for a coordinator move)."""
-    if event.kind != "heartbeat_failed":
-        return event.kind in ORPHAN_SIGNALS
+    """A heartbeat failure says "rebalance" only when the coordinator answered so (not for a coordinator move); an
+    offset commit that failed for want of an answer (a timeout, the coordinator gone) says nothing of the group."""
     error = (event.error or event.reason or "").upper()
-    return event.cause == "symptom" or any(word in error for word in ("REBALANCE", "GENERATION", "UNKNOWN_MEMBER"))
+    if event.kind == "heartbeat_failed":
+        return event.cause == "symptom" or any(word in error for word in ("REBALANCE", "GENERATION", "UNKNOWN_MEMBER"))
+    if event.kind == "commit_failed" and any(word in error.replace("_", " ") for word in UNANSWERED):
+        return False
+    return event.kind in ORPHAN_SIGNALS
 
 
 def _last_at(draft: Draft) -> datetime:
