@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from ..catalog.schema import SYMPTOM
 from .model import EPOCH_PROTOCOLS, Cause, Evidence, Rebalance
-from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode
+from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode, joins
 from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
@@ -199,7 +199,7 @@ def _first_join_in_its_log(draft: Draft, index: TimeIndex) -> Event | None:
         return None
     joined: set[tuple[str, str, str]] = set()
     for event in draft.signals:
-        if event.kind not in JOIN_SIGNALS or event.component == "broker" or event.participant in joined:
+        if not joins(event) or event.component == "broker" or event.participant in joined:
             continue
         joined.add(event.participant)
         if event in index and _starting(event, index):

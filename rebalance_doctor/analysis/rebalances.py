@@ -470,8 +470,16 @@ ORPHAN_SIGNALS = {
 }
 # Clients that never print a generation (KafkaJS, ruby-kafka, sarama, Streamiz) or, at INFO, an epoch transition
 # (the KIP-848 consumer of 3.7 and 3.8) show a rebalance by these alone.
-JOIN_SIGNALS = {"join_start", "join_succeeded", "partitions_assigned", "reconciliation"}
+JOIN_SIGNALS = {"join_start", "join_succeeded", "sync_succeeded", "partitions_assigned", "reconciliation"}
 ORPHAN_SIGNALS |= JOIN_SIGNALS
+# A stream thread passes through these states only in a rebalance (its consumer's revocation and assignment).
+REBALANCE_THREAD_STATES = {"PARTITIONS_REVOKED", "PARTITIONS_ASSIGNED"}
+
+
+def joins(event: Event) -> bool:
+    """A member's line that shows it (re)joining: its JoinGroup, SyncGroup or assignment, or a stream thread
+    taking partitions."""
+    return event.kind in JOIN_SIGNALS or (event.kind == "streams_thread_state" and (event.state or "").upper() == "PARTITIONS_ASSIGNED")
 ORPHAN_MARGIN = timedelta(seconds=10)
 # Errors of a request the coordinator never answered (timed out, not the coordinator, unavailable, disconnected).
 UNANSWERED = ("TIMED OUT", "TIMEOUT", "NOT COORDINATOR", "COORDINATOR NOT AVAILABLE", "DISCONNECT")
@@ -519,7 +527,7 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
     timeless = not any(e.at for e in timeline)  # then the lines' order is the only order, and a join places a rebalance
 
     def real(cluster: list[Event]) -> bool:
-        placed = any(e.at for e in cluster) or any(e.cause not in (None, "symptom") or (timeless and e.kind in JOIN_SIGNALS) for e in cluster)
+        placed = any(e.at for e in cluster) or any(e.cause not in (None, "symptom") or (timeless and joins(e)) for e in cluster)
         if not placed:
             return False
         client_only = all(e.component != "broker" for e in cluster)
@@ -537,6 +545,8 @@ def _signals_rebalance(event: Event) -> bool:
         return event.cause == "symptom" or any(word in error for word in ("REBALANCE", "GENERATION", "UNKNOWN_MEMBER"))
     if event.kind == "commit_failed" and any(word in error.replace("_", " ") for word in UNANSWERED):
         return False
+    if event.kind == "streams_thread_state":
+        return (event.state or "").upper() in REBALANCE_THREAD_STATES
     return event.kind in ORPHAN_SIGNALS
 
 
