@@ -1,10 +1,12 @@
-"""Generate a realistic mixed incident corpus for benchmarking: brokers + consumers + Streams apps.
+"""Generate a benchmark corpus: brokers + consumers + Streams apps.
 
-Noise lines imitate what fills real broker and application logs; the rebalance lines (≤ 1% by
-default) are the catalogs' own example messages, re-stamped and re-wrapped in each file's layout,
-with group ids and generations varied — so the corpus always speaks the wording the catalogs know.
+The `best-case` profile: noise lines that hold no anchor and no relevance word, and rebalance lines
+(≤ 1% by default) taken from the catalogs' own example messages, re-stamped and re-wrapped in each
+file's layout, with group ids and generations varied — the corpus speaks exactly the wording the
+catalogs know. The `realistic` and `storm` profiles (bench/realistic.py) look like real logs instead.
 
     python bench/generate.py bench/corpus/1g --size 1G
+    python bench/generate.py bench/corpus/realistic-1g --size 1G --profile realistic --files 40
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import random
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from realistic import PROFILES
+from realistic import generate as generate_like_real_logs
 
 from rebalance_doctor.catalog import load_catalog
 from rebalance_doctor.reading.envelope import EnvelopeReader
@@ -120,8 +125,12 @@ def main() -> None:
     parser.add_argument("--rebalance-ratio", type=float, default=0.005, help="share of rebalance lines (≤ 0.01)")
     parser.add_argument("--groups", type=int, default=40)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--profile", choices=("best-case", *PROFILES), default="best-case")
     args = parser.parse_args()
-    generate(args.out, parse_size(args.size), args.files, args.rebalance_ratio, args.groups, args.seed)
+    if args.profile == "best-case":
+        generate(args.out, parse_size(args.size), args.files, args.rebalance_ratio, args.groups, args.seed)
+    else:
+        generate_like_real_logs(args.out, parse_size(args.size), args.files, args.profile, args.groups, args.seed)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ every 20 ms (rebalance-doctor's scan processes included; for the Spark engine th
 and the JVM it starts; a standalone cluster's master, worker and executor JVMs are separate
 processes and not counted).
 
-    python bench/run.py                      # the 1 GB corpus, generated on first use
-    python bench/run.py --suite              # 100 MB, 1 GB, 1 GB in 2,000 files (300-pod deployment), 5 GB
+    python bench/run.py                      # the 1 GB best-case corpus, generated on first use
+    python bench/run.py --profile realistic --files 40   # 1 GB that looks like real logs (bench/realistic.py)
+    python bench/run.py --suite              # best case: 100 MB, 1 GB, 1 GB in 2,000 files, 5 GB; realistic: 1 GB,
+                                             # 5 GB; storm: 300 MB
     python bench/run.py --size 100M --files 2000 --repeat 5
     python bench/run.py --spark              # also the Spark engine: local[2] and a standalone cluster
 """
@@ -145,18 +147,20 @@ def corpus_files(corpus: Path) -> list[str]:
     return sorted(str(p) for p in corpus.rglob("*.log"))
 
 
-def ensure_corpus(size: str, files: int, corpus: Path | None) -> Path:
-    corpus = corpus or HERE / "corpus" / (size.lower() if files == 12 else f"{size.lower()}-{files}files")
+def ensure_corpus(size: str, files: int, profile: str, corpus: Path | None) -> Path:
+    name = size.lower() if files == 12 else f"{size.lower()}-{files}files"
+    corpus = corpus or HERE / "corpus" / (name if profile == "best-case" else f"{profile}-{name}")
     if not corpus.exists():
-        print(f"generating {size} in {files} files: {corpus} …", file=sys.stderr)
-        subprocess.run([sys.executable, str(HERE / "generate.py"), str(corpus), "--size", size, "--files", str(files)], check=True)
+        print(f"generating {size} ({profile}) in {files} files: {corpus} …", file=sys.stderr)
+        subprocess.run([sys.executable, str(HERE / "generate.py"), str(corpus), "--size", size, "--files", str(files),
+                        "--profile", profile], check=True)
     return corpus
 
 
 ONCE = ("grep -c -F -f anchors", "lnav -n (load only)")  # 5–25 × rg: one run each says enough
 
 
-def bench(corpus: Path, repeat: int, spark: bool, spark_repeat: int) -> None:
+def bench(corpus: Path, profile: str, repeat: int, spark: bool, spark_repeat: int) -> None:
     files = corpus_files(corpus)
     size = sum(os.path.getsize(f) for f in files)
     anchors = HERE / "results" / "anchors.txt"
@@ -190,12 +194,18 @@ def bench(corpus: Path, repeat: int, spark: bool, spark_repeat: int) -> None:
         others += spark_rows(corpus, spark_repeat)
     rows += [(name, wall, wall / baseline, rss) for name, wall, rss in others]
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"\n{size / 1e9:.2f} GB in {len(files):,} files · {os.cpu_count()} cores · {platform.processor() or platform.machine()} · {stamp}\n")
+    print(f"\n{profile}: {size / 1e9:.2f} GB in {len(files):,} files · {os.cpu_count()} cores · "
+          f"{platform.processor() or platform.machine()} · {stamp}\n")
     print("| command | wall (s) | throughput (MB/s) | × rg | peak RSS (MB) |")
     print("|---|---:|---:|---:|---:|")
     for name, seconds, ratio, rss in rows:
         print(f"| {name} | {seconds:.2f} | {size / 1e6 / seconds:,.0f} | {ratio:.2f} | {rss:,.0f} |")
     sys.stdout.flush()
+
+
+# The corpora of docs/performance.md: (size, files, profile).
+SUITE = [("100M", 12, "best-case"), ("1G", 12, "best-case"), ("1G", 2000, "best-case"), ("5G", 12, "best-case"),
+         ("1G", 40, "realistic"), ("5G", 40, "realistic"), ("300M", 40, "storm")]
 
 
 def compile_bytecode() -> None:
@@ -210,16 +220,19 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="existing corpus directory (default: bench/corpus/<size>)")
     parser.add_argument("--size", default="1G")
     parser.add_argument("--files", type=int, default=12)
-    parser.add_argument("--suite", action="store_true", help="100M, 1G, 1G in 2,000 files and 5G: one table each")
+    parser.add_argument("--profile", choices=("best-case", "realistic", "storm"), default="best-case",
+                        help="what the generated corpus looks like (bench/generate.py)")
+    parser.add_argument("--suite", action="store_true", help="every corpus of the performance tables: one table each")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--spark", action="store_true", help="also time `ingest --engine spark` (local[2] and a standalone cluster)")
     parser.add_argument("--spark-repeat", type=int, default=1, help="runs per Spark row (they are slow)")
     args = parser.parse_args()
     compile_bytecode()
-    corpora = [("100M", 12), ("1G", 12), ("1G", 2000), ("5G", 12)] if args.suite else [(args.size, args.files)]
-    for size, files in corpora:
-        corpus = ensure_corpus(size, files, None if args.suite else args.corpus)
-        bench(corpus, 1 if size == "5G" else args.repeat, args.spark and size == "1G", args.spark_repeat)
+    corpora = SUITE if args.suite else [(args.size, args.files, args.profile)]
+    for size, files, profile in corpora:
+        corpus = ensure_corpus(size, files, profile, None if args.suite else args.corpus)
+        bench(corpus, profile, 1 if size == "5G" else args.repeat, args.spark and size == "1G" and profile == "best-case",
+              args.spark_repeat)
 
 
 if __name__ == "__main__":
