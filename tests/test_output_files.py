@@ -8,11 +8,14 @@ with no Kafka line fails loudly instead of passing.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from support import ExitStatus
+from support import ROOT, ExitStatus
 
 INCIDENT = "sample_logs/heartbeat-expiry/"
 
@@ -101,3 +104,49 @@ def test_a_file_planted_at_the_old_temporary_name_cannot_redirect_the_write(cli,
     assert target.read_text() == "keep me"
     assert (tmp_path / "incident.html").read_text().startswith("<!DOCTYPE html>")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".incident.html.partial", "incident.html", "precious.txt"]
+
+
+# ----------------------------------------------------------------------------------------- event stores
+
+def _ingest(*args: str) -> subprocess.CompletedProcess:
+    """`rebalance-doctor ingest …` as a user runs it: its own process."""
+    return subprocess.run([sys.executable, "-m", "rebalance_doctor", "ingest", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_force_never_replaces_the_logs_or_a_file(tmp_path: Path):
+    """`ingest logs -o logs --force` used to delete the logs: --force replaces an event store, nothing else."""
+    logs = shutil.copytree(ROOT / INCIDENT, tmp_path / "logs")
+    before = sorted(p.relative_to(logs) for p in logs.rglob("*"))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("keep me")
+
+    for target in (logs, notes):
+        result = _ingest(str(logs), "-o", str(target), "--force")
+        assert result.returncode == ExitStatus.ERROR and "is not an event store" in result.stderr, result.stderr
+    assert sorted(p.relative_to(logs) for p in logs.rglob("*")) == before and notes.read_text() == "keep me"
+    store = tmp_path / "store"
+    assert _ingest(str(logs), "-o", str(store)).returncode == ExitStatus.OK
+    assert _ingest(str(logs), "-o", str(store), "--force").returncode == ExitStatus.OK  # a store is replaced
+
+
+def test_two_runs_writing_one_store_do_not_both_succeed(tmp_path: Path):
+    """Two `ingest` runs to the same -o at once: one writes the store, the other says it exists."""
+    store = tmp_path / "store"
+    command = [sys.executable, "-m", "rebalance_doctor", "ingest", INCIDENT, "-o", str(store)]
+    runs = [subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outcomes = sorted((run.wait(), run.stderr.read()) for run in runs)
+    assert [code for code, _ in outcomes] == [ExitStatus.OK, ExitStatus.ERROR], outcomes
+    assert "exists" in outcomes[1][1]
+    assert json.loads((store / "_rebalance-doctor.json").read_text())["events"] > 0
+
+
+def test_a_store_path_is_read_literally(cli, tmp_path: Path):
+    """`--events 'st*x'` reads the store named st*x, not its sibling stAx; `st[1]` can be read back."""
+    for name in ("st*x", "st[1]"):
+        assert _ingest(INCIDENT, "-o", str(tmp_path / name)).returncode == ExitStatus.OK
+    assert _ingest("sample_logs/poll-timeout-cooperative/", "-o", str(tmp_path / "stAx")).returncode == ExitStatus.OK
+
+    star = json.loads(cli("report", "--events", str(tmp_path / "st*x"), "--format", "json").stdout)
+    direct = json.loads(cli("report", INCIDENT, "--format", "json").stdout)
+    assert [g["group_id"] for g in star["groups"]] == [g["group_id"] for g in direct["groups"]]
+    assert cli("report", "--events", str(tmp_path / "st[1]")).exit_code == ExitStatus.OK

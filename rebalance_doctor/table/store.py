@@ -9,6 +9,7 @@ directory that is renamed into place at the end, so a failed run leaves no parti
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import uuid
@@ -70,10 +71,19 @@ def _files(location: str, spark: SparkSession | None) -> tuple[_LocalFiles | _Ha
 
 
 def write_events(logs: LogSet, destination: str, *, spark: SparkSession | None = None, overwrite: bool = False) -> None:
-    """Write the event table and its line accounting; with ``spark`` the cluster writes (any Hadoop URI)."""
+    """Write the event table and its line accounting; with ``spark`` the cluster writes (any Hadoop URI).
+
+    ``overwrite`` replaces an event store, never anything else: not a directory of logs, not a file. Without it
+    the destination is claimed before the write, so of two runs writing the same store one fails."""
     files, destination = _files(destination, spark)
-    if files.exists(destination) and not overwrite:
-        raise StoreError(f"{destination} exists (give --force to replace it)")
+    claimed = False
+    if files.exists(destination):
+        if not overwrite:
+            raise StoreError(f"{destination} exists (give --force to replace it)")
+        if not files.exists(f"{destination}/{MANIFEST}"):
+            raise StoreError(f"{destination} exists and is not an event store: --force replaces only event stores")
+    else:
+        claimed = files.claim(destination)
     parent, _, name = destination.rpartition("/")
     partial = f"{parent}/.{name}.partial-{uuid.uuid4().hex[:8]}" if parent else f".{name}.partial-{uuid.uuid4().hex[:8]}"
     try:
@@ -88,8 +98,11 @@ def write_events(logs: LogSet, destination: str, *, spark: SparkSession | None =
                 table.write_parquet(partial, partition_by=["date", "group"])
         files.write_text(f"{partial}/{MANIFEST}", _manifest(logs))
         files.replace(partial, destination)
+        claimed = False
     finally:
         files.remove(partial)
+        if claimed:  # the write failed: give the name back
+            files.release(destination)
 
 
 def read_events(location: str, *, spark: SparkSession | None = None) -> LogSet:
@@ -107,7 +120,7 @@ def read_events(location: str, *, spark: SparkSession | None = None) -> LogSet:
         with spark_errors("read"):
             events = pl.from_arrow(spark.read.parquet(files.location(location)).drop("date", "group").toArrow())
     else:
-        events = pl.read_parquet(f"{location}/**/*.parquet", hive_partitioning=False)
+        events = pl.read_parquet(files.files_under(location, ".parquet"), hive_partitioning=False, glob=False)
     events = events.select([pl.col(name).cast(polars_schema()[name]) for name in COLUMN_NAMES])
     scans = [
         FileScan(Counter(entry["buckets"]), problem=entry["problem"], source=Source(entry["file"], None, entry["order"]))
@@ -123,7 +136,25 @@ class _LocalFiles:
         return path
 
     def exists(self, path: str) -> bool:
-        return Path(path).exists()
+        return Path(path).exists() or Path(path).is_symlink()
+
+    def claim(self, path: str) -> bool:
+        """Make the destination ours before writing: an empty directory the finished store is renamed onto.
+        Creating it fails when another run got there first."""
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(path).mkdir()
+        except FileExistsError:
+            raise StoreError(f"{path} exists (another run is writing it, or give --force to replace it)") from None
+        return True
+
+    def release(self, path: str) -> None:
+        with contextlib.suppress(OSError):  # only while still empty: nothing else is ever removed
+            Path(path).rmdir()
+
+    def files_under(self, path: str, suffix: str) -> list[str]:
+        """The files of a store, by its literal path (never a glob: `st*x` is one directory, not a pattern)."""
+        return sorted(str(p) for p in Path(path).rglob(f"*{suffix}") if p.is_file())
 
     def read_text(self, path: str) -> str:
         return Path(path).read_text(encoding="utf-8")
@@ -132,10 +163,12 @@ class _LocalFiles:
         Path(path).write_text(text, encoding="utf-8")
 
     def replace(self, source: str, destination: str) -> None:
-        """Rename into place; an old store is moved aside first and deleted only once the new one is there."""
+        """Rename into place (onto the empty directory claimed for it); an old store is moved aside first and
+        deleted only once the new one is there."""
         old = Path(f"{source}.old")
-        if Path(destination).exists():
-            Path(destination).rename(old)
+        target = Path(destination)
+        if target.exists() and not (target.is_dir() and not any(target.iterdir())):
+            target.rename(old)
         Path(source).rename(destination)
         shutil.rmtree(old, ignore_errors=True)
 
@@ -160,6 +193,13 @@ class _HadoopFiles:
     def exists(self, path: str) -> bool:
         fs, hadoop_path = self._path(path)
         return bool(fs.exists(hadoop_path))
+
+    def claim(self, path: str) -> bool:
+        """Object stores have no exclusive create: the exists check above is the claim there (see spark.md)."""
+        return False
+
+    def release(self, path: str) -> None:
+        """Nothing was claimed."""
 
     def read_text(self, path: str) -> str:
         fs, hadoop_path = self._path(path)
