@@ -302,19 +302,27 @@ def _read_whole(source: Source, into: memoryview) -> int:
         os.close(fd)
 
 
-def _file_blocks(fd: int, block_size: int, span: tuple[int, int] | None, buffers: ReadBuffers) -> Iterator[bytes]:
+def _file_blocks(fd: int, block_size: int, span: tuple[int, int] | None, buffers: ReadBuffers, source: Source) -> Iterator[bytes]:
     """A regular file read with positional reads of exactly one block each: no carried partial
     line, no concatenation, no slicing copy (faster than carrying partial lines).
-    The file is read up to the size it had when opened, so a log still being written is a snapshot."""
-    size = os.fstat(fd).st_size
+    The file is read up to the size it had when opened, so a log still being written is a snapshot. A file
+    replaced since it was listed (a rotation), or cut shorter, stops with an InputError after the lines read."""
+    status = os.fstat(fd)
+    if source.listed_identity is not None and (status.st_dev, status.st_ino) != source.listed_identity:
+        raise InputError(f"{source.display}: replaced while being read (a log rotation?); the lines read before are kept")
+    size = status.st_size
     start, stop = (0, size) if span is None else (_line_start_at(fd, span[0], size), _line_start_at(fd, span[1], size))
     while start < stop:
         end = _block_end(fd, start, start + block_size, stop)
         block = buffers.read(fd, end - start, start)
-        if not block:
-            return  # truncated while being read
+        if len(block) < end - start:
+            if block:
+                yield block
+            raise InputError(f"{source.display}: truncated while being read; the lines read before are kept")
         yield block
         start += len(block)
+    if span is not None and source.listed_size is not None and size < min(span[1], source.listed_size):
+        raise InputError(f"{source.display}: truncated while being read; the lines read before are kept")
 
 
 STREAM_READ = 256 * 1024  # largest read from a stream
@@ -371,7 +379,7 @@ def read_blocks(
     try:
         with _read_errors(source):
             if _is_regular_file(handle):
-                yield from _file_blocks(handle.fileno(), block_size, span, buffers or ReadBuffers(block_size))
+                yield from _file_blocks(handle.fileno(), block_size, span, buffers or ReadBuffers(block_size), source)
             else:
                 yield from _stream_blocks(handle, block_size)
     finally:

@@ -35,6 +35,7 @@ class Source:
     order: int
     uri: str | None = None  # a Hadoop-compatible URI (s3a://, hdfs://) only the Spark engine reads
     listed_size: int | None = None  # the size the listing saw (a remote file's, or the stat that found a local one)
+    listed_identity: tuple[int, int] | None = None  # (device, inode) the listing saw: a rotated file has another
 
     @functools.cached_property
     def size(self) -> int:
@@ -93,7 +94,8 @@ def expand(paths: list[str], list_remote: RemoteLister | None = None) -> Expansi
         key = uri or (display if path is None else (status.st_dev, status.st_ino) if status else str(path.resolve()))
         if key not in seen:
             seen.add(key)
-            result.sources.append(Source(display, path, len(result.sources), uri, status.st_size if status else size))
+            identity = (status.st_dev, status.st_ino) if status else None
+            result.sources.append(Source(display, path, len(result.sources), uri, status.st_size if status else size, identity))
 
     for raw in paths:
         if raw == STDIN_NAME:
