@@ -159,6 +159,16 @@ def test_text_with_a_byte_order_mark(tmp_path, good, encoding):
     assert '"ts":"2024-03-05T10:00:00.000Z"' in rows[0]
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_byte_order_mark_is_text_not_binary(tmp_path, good, encoding):
+    """Some Windows tools write UTF-16 without a mark: every other byte is a NUL, which once read as "binary"."""
+    path = tmp_path / "windows.log"
+    path.write_bytes(BROKER.decode().encode(encoding))
+    run = events_of(good, path)
+    assert run.status == ExitStatus.OK and "binary" not in run.stderr
+    assert run.accounting["lines"] == 2 * BROKER_LINES and run.accounting["matched"] == 2 * BROKER_EVENTS
+
+
 @pytest.mark.parametrize("newline", [b"\r\n", b"\r"])
 def test_crlf_and_lone_cr_line_ends(tmp_path, good, newline):
     path = tmp_path / "pasted.log"

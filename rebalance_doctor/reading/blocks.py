@@ -81,9 +81,25 @@ def text_form(head: bytes) -> str:
     for mark, codec in _BYTE_ORDER_MARKS:
         if head.startswith(mark):
             return codec
+    unmarked = _utf16_without_mark(head)
+    if unmarked is not None:
+        return unmarked
     if b"\r" in head and b"\n" not in head:
         return LONE_CR
     return PLAIN
+
+
+def _utf16_without_mark(head: bytes) -> str | None:
+    """UTF-16 written without a byte-order mark (some Windows tools): Latin text has a NUL as every other byte,
+    the high one — the second of each pair when little-endian, the first when big-endian."""
+    sample = head[: len(head) // 2 * 2]
+    if len(sample) < 32:
+        return None
+    first, second = sample[0::2], sample[1::2]
+    for text, zeros, codec in ((first, second, "utf-16-le"), (second, first, "utf-16-be")):
+        if zeros.count(0) >= 0.95 * len(zeros) and text.count(0) <= 0.05 * len(text):
+            return codec
+    return None
 
 
 class _Recoded:
