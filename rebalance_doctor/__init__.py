@@ -31,15 +31,29 @@ def load(paths: Any, **options: Any) -> LogSet:
     return load_logs(paths, **options)
 
 
-def analyze(events: pl.DataFrame, *, patterns: tuple[str, ...] = (), **options: Any) -> Analysis:
-    """Reconstruct rebalances, causes, pauses and findings from an event table (see
-    :func:`rebalance_doctor.analysis.analyze` for the options).
+def analyze(events: pl.DataFrame | LogSet, *, patterns: tuple[str, ...] = (), **options: Any) -> Analysis:
+    """Reconstruct rebalances, causes, pauses and findings from an event table, or from what :func:`load`
+    returned (see :func:`rebalance_doctor.analysis.analyze` for the options).
 
     The catalogs' version ranges (the bundled ones, plus the ``patterns`` directories) word the advice
-    for the Kafka versions the logs prove.
+    for the Kafka versions the logs prove. Anything but an event table raises TypeError, a table that lacks
+    columns of the schema (docs/event-table.md) ValueError.
     """
+    import polars as pl
+
     from .analysis import analyze as analyze_events
     from .catalog import load_catalog
+    from .catalog.schema import COLUMN_NAMES
+    from .table.loading import LogSet
+
+    if isinstance(events, LogSet):
+        options.setdefault("buckets", dict(events.buckets))
+        events = events.events
+    if not isinstance(events, pl.DataFrame):
+        raise TypeError(f"analyze() takes the event table (load(...).events, a polars DataFrame), not {type(events).__name__}")
+    missing = [name for name in COLUMN_NAMES if name not in events.columns]
+    if missing:
+        raise ValueError(f"analyze(): the event table lacks the columns {', '.join(missing)} (see docs/event-table.md)")
 
     options.setdefault("pattern_versions", load_catalog(tuple(patterns)).pattern_versions)
     return analyze_events(events, **options)
