@@ -119,3 +119,24 @@ def test_the_library_takes_one_path_and_one_zone_as_plain_strings():
 
     assert logs.files_read == 5 and set(logs.events["group_id"].drop_nulls()) == {"ledger-sync"}
     assert len(logs.zoned_files) == 5  # a zone for every file: read as told
+
+
+def test_a_clock_stepped_back_during_a_rebalance_gives_no_negative_duration(tmp_path: Path):
+    """NTP steps the broker's clock back 3 s while a rebalance runs: its end carries an earlier time than its
+    start. The report gives it no duration (not -3 s) and says why."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "[2024-03-05 10:00:05,000] INFO [GroupCoordinator 1]: Preparing to rebalance group orders in state PreparingRebalance "
+        "with old generation 4 (__consumer_offsets-12) (reason: removing member consumer-orders-2-b2 on heartbeat expiration) "
+        "(kafka.coordinator.group.GroupCoordinator)\n"
+        "[2024-03-05 10:00:02,100] INFO [GroupCoordinator 1]: Stabilized group orders generation 5 (__consumer_offsets-12) "
+        "with 1 members (kafka.coordinator.group.GroupCoordinator)\n"
+        "[2024-03-05 10:00:02,200] INFO [GroupCoordinator 1]: Assignment received from leader consumer-orders-1-a1 for group "
+        "orders for generation 5. The group has 1 members, 0 of which are static. (kafka.coordinator.group.GroupCoordinator)\n"
+    )
+    result = run_cli("report", str(log), "--format", "json")
+    document = json.loads(result.stdout)
+    rebalance = document["groups"][0]["rebalances"][0]
+    assert rebalance["generation"] == 5 and rebalance["duration_ms"] is None and rebalance["clock_backwards"] is True
+    assert "clock_backwards" in {f["kind"] for f in document["groups"][0]["findings"]}
+    assert all(p["pause_ms"] >= 0 for r in document["groups"][0]["rebalances"] for p in r["pauses"])

@@ -72,6 +72,9 @@ ADVICE = {
     "group.protocol=consumer joined a classic group (upgrade), or the last one left a converted group (downgrade). Every "
     "conversion rebalances the group. Finish the rolling upgrade of the clients in one go; the brokers' "
     "group.consumer.migration.policy (bidirectional, upgrade, downgrade, disabled) says which conversions are allowed.",
+    "clock_backwards": "A clock went backwards while these rebalances ran: the lines that end them carry earlier "
+    "times than the lines that start them. Check the hosts' time synchronisation (chrony or ntpd stepping the clock "
+    "instead of slewing it, a VM resumed from a pause); read those rebalances in file order.",
     "streams_not_ready": "The coordinator cannot configure the streams group's topology, so it assigns no tasks at all "
     "(the group is NOT_READY): create the internal topics it names (the application creates them itself unless it "
     "lacks the ACLs, or the brokers refuse auto-creation), create missing source topics, and give co-partitioned "
@@ -97,7 +100,7 @@ SEVERITY = {
     "long_pause": "warning", "coordinator_change": "warning", "assignment_timeout": "critical", "streams_not_ready": "critical",
     "member_churn": "info", "cooperative_followups": "info", "rolling_restart": "info", "version_probing": "info",
     "eager_protocol": "info", "unexplained_rebalances": "info", "topology_change": "info", "group_conversion": "info",
-    "share_group": "info", "static_member_replaced": "info",
+    "share_group": "info", "static_member_replaced": "info", "clock_backwards": "warning",
 }
 CAUSE_FINDING = {
     "heartbeat_expiry": "heartbeat_expiry", "poll_timeout": "poll_timeout", "member_join": "member_churn",
@@ -316,6 +319,10 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
         add("share_group", f"share group: {joined} member(s) joined and {len(left)} left in {len(membership)} epoch "
             f"change(s){span}, without a rebalance" + (f"; {expired} by session expiry" if expired else ""),
             [e for c in membership for e in c.cause.evidence])
+    stepped = [r for r in rebalances if r.clock_backwards]
+    if stepped:
+        add("clock_backwards", f"{len(stepped)} rebalance(s) end before they start on the logs' clocks: a clock went "
+            "backwards (an NTP step, a VM resumed), so their durations and pauses are left out", _evidence(stepped))
     unknown = by_cause.get("unexplained_rebalances", [])
     if unknown:
         add("unexplained_rebalances", f"{len(unknown)} rebalance(s) without a visible cause", _evidence(unknown))

@@ -103,6 +103,7 @@ class Rebalance:
     seen_by: list[str] = field(default_factory=list)  # broker, client
     completed: bool = True  # the logs show the group (or a member) stable at the new generation
     moves: list[PartitionMove] = field(default_factory=list)  # cooperative / KIP-848: partitions revoked and reassigned
+    clock_backwards: bool = False  # it ends before it starts on the logs' clocks (a clock stepped back): no duration
 
     @property
     def pause_ms(self) -> int:
@@ -317,6 +318,7 @@ def _group_dict(group: GroupAnalysis) -> dict[str, Any]:
                 "started_at": _iso(r.started_at),
                 "ended_at": _iso(r.ended_at),
                 "duration_ms": r.duration_ms,
+                "clock_backwards": r.clock_backwards,
                 "failed": r.failed,
                 "leader": r.leader,
                 "members": r.members,
@@ -379,6 +381,7 @@ FINDING_KINDS: dict[str, str] = {
     "share_group": "a share group's members came and went without rebalances (KIP-932)",
     "static_member_replaced": "static members restarted and took their assignment back without a rebalance",
     "streams_not_ready": "a streams group got no tasks while its topology could not be configured (NOT_READY)",
+    "clock_backwards": "a clock went backwards inside rebalances: their durations are unknown",
     "long_pause": "members stopped processing for a long time",
     "eager_protocol": "every rebalance stops every member (eager assignor)",
     "unexplained_rebalances": "rebalances whose cause the logs at hand do not show",

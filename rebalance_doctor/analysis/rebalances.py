@@ -276,13 +276,14 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
         left = [d for d in left if d.member != cause.member] + [Departure(cause.member, cause.kind)]
     assignor = next((ep.join.assignor for ep in episodes if ep.join and ep.join.assignor), None)
     seen_by = sorted({"broker" if e.component == "broker" else "client" for e in draft.events})
+    backwards = started_at is not None and ended_at is not None and ended_at < started_at  # a clock stepped back
     return Rebalance(
         group_id=draft.group_id,
         from_generation=_from_generation(draft, previous),
         to_generation=None if draft.failed_attempt else draft.generation,
         started_at=started_at,
         ended_at=ended_at,
-        duration_ms=_ms(started_at, ended_at),
+        duration_ms=None if backwards else _ms(started_at, ended_at),
         protocol=protocol,
         assignor=assignor,
         coordinator=coordinator_of(draft.starts + draft.broker + [ev for ep in episodes for ev in ep.events]),
@@ -296,6 +297,7 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
         failed=draft.failed_attempt,
         seen_by=seen_by,
         completed=completed or draft.generation is None,
+        clock_backwards=backwards,
     )
 
 
@@ -351,7 +353,8 @@ def pauses(draft: Draft, protocol: str | None, started_at: datetime | None, ende
         resume = episode.resumed_at
         if stop and resume and resume >= stop:
             result.append(MemberPause(episode.member_id or "/".join(filter(None, episode.participant[1:])), episode.node, stop, resume, _ms(stop, resume) or 0))
-    if not draft.episodes and protocol != "cooperative" and protocol not in EPOCH_PROTOCOLS and started_at and ended_at and previous:
+    if (not draft.episodes and protocol != "cooperative" and protocol not in EPOCH_PROTOCOLS and started_at and ended_at
+            and ended_at >= started_at and previous):
         for member in set(previous.members) & members:
             result.append(MemberPause(member, None, started_at, ended_at, _ms(started_at, ended_at) or 0, estimated=True))
     return result

@@ -39,6 +39,7 @@ ACTIONS = {
     "share_group": ["Nothing to fix: share groups move members without rebalancing"],
     "static_member_replaced": ["Nothing to fix: static members restarted without a rebalance"],
     "streams_not_ready": ["Create the internal and source topics the coordinator names, with matching partition counts"],
+    "clock_backwards": ["Check the hosts' time synchronisation: a clock stepped backwards during the rebalances"],
     "coordinator_change": ["Expected during broker restarts; otherwise check the broker that lost the __consumer_offsets partition"],
     "unstable_leader": ["Read the leaders' logs around the changes: the previous leader did not complete the rebalance"],
     "long_pause": ["Move to cooperative-sticky (or group.protocol=consumer on Kafka 4) so that only moving partitions stop"],
@@ -62,7 +63,7 @@ TITLES = {
     "unexplained_rebalances": "rebalances without a visible cause", "assignment_timeout": "a member fenced for a slow rebalance",
     "topology_change": "a Streams topology configured anew", "group_conversion": "online group conversion",
     "share_group": "share group membership changes", "static_member_replaced": "static members replaced",
-    "streams_not_ready": "a streams group without tasks",
+    "streams_not_ready": "a streams group without tasks", "clock_backwards": "a clock that went backwards",
 }
 CAUSE_OF_FINDING = {finding: cause for cause, finding in CAUSE_FINDING.items() if finding not in ("member_churn", "unexplained_rebalances")}
 CAUSE_OF_FINDING["static_member_replaced"] = "static_member_fencing"  # the vocabulary's "fenced or replaced"
