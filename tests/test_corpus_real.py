@@ -31,7 +31,6 @@ KNOWN_GAPS = {
     "166": "the group and the error on continuation lines (pino-pretty)",
     **dict.fromkeys(("247", "249"), "a partition or topic added with no member change"),
     **dict.fromkeys(("272", "371"), "Streams threads shutting down, without consumer lines"),
-    "301": "a line cut before its end (a terminal pane) loses its generation",
     "307": "the group named only in a line that is no event",
     **dict.fromkeys(("350", "351"), "KafkaJS lines that name neither the group nor the consumer prefix"),
     "365": "a deciding line (the leader's member list) that is no event",

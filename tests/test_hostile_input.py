@@ -196,6 +196,20 @@ def test_a_10_mb_single_line(tmp_path, good):
     assert 65_536 < len(huge) < 200_000  # the event keeps the line's first 64 KB
 
 
+@pytest.mark.parametrize("how", ["file", "gzip"])
+def test_a_40_mb_line_without_a_newline_is_read_only_in_part(tmp_path, good, how):
+    """A 40 MB blob with no newline at all (a dump cut off, a binary-ish payload in a text log): only its first
+    32 MB are read, whether from a file or a stream, and it is still one matched line."""
+    line = (b"[2024-03-05 10:00:02,000] INFO [GroupCoordinator 1]: Preparing to rebalance group big in state PreparingRebalance "
+            b"with old generation 1 (reason: " + b"Member x in group y has failed " * 1_300_000)
+    path = tmp_path / ("blob.log" if how == "file" else "blob.log.gz")
+    path.write_bytes(BROKER + line if how == "file" else gzip.compress(BROKER + line, compresslevel=1))
+    run = events_of(good, path)
+    assert run.status == ExitStatus.OK
+    assert run.accounting["lines"] == 2 * BROKER_LINES + 1 and run.accounting["matched"] == 2 * BROKER_EVENTS + 1
+    assert f"{path}:{BROKER_LINES + 1}: line of more than 33,554,432 bytes cut to" in run.stderr
+
+
 # --------------------------------------------------------------------------- damaged and odd files
 
 

@@ -10,6 +10,7 @@ from .sources import Source
 
 REPLACEMENT_CHAR = "\ufffd"  # what an undecodable byte becomes; its line counts as unreadable
 MAX_LINE_BYTES = 64 * 1024  # a longer line (an assignment dump, a blob) is matched and kept on its start: bounded regex time
+LONG_LINE_READ = 32 * 1024 * 1024  # of a longer line only this much is read at all: bounded memory
 
 
 @dataclass

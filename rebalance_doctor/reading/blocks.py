@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from .accounting import LONG_LINE_READ
 from .sources import InputError, Source
 
 BLOCK_SIZE = 8 * 1024 * 1024  # larger blocks cost memory and gain no speed (docs/performance.md)
@@ -330,6 +331,10 @@ def _file_blocks(fd: int, block_size: int, span: tuple[int, int] | None, buffers
     start, stop = (0, size) if span is None else (_line_start_at(fd, span[0], size), _line_start_at(fd, span[1], size))
     while start < stop:
         end = _block_end(fd, start, start + block_size, stop)
+        if end - start > LONG_LINE_READ:  # one line longer than any block (a blob without newlines): its head stands for it
+            yield os.pread(fd, LONG_LINE_READ, start) + (b"\n" if os.pread(fd, 1, end - 1) == b"\n" else b"")
+            start = end
+            continue
         block = buffers.read(fd, end - start, start)
         if len(block) < end - start:
             if block:
@@ -350,6 +355,7 @@ def _stream_blocks(handle: BinaryIO, block_size: int) -> Iterator[bytes]:
     read = getattr(handle, "read1", handle.read)  # what is there now: a pipe need not fill a read, gzip loses less
     pieces: list[bytes] = []
     size = 0
+    skipping = False  # the rest of a line longer than LONG_LINE_READ, whose head was given: read past, not kept
     while True:
         try:
             chunk = read(STREAM_READ)
@@ -359,8 +365,21 @@ def _stream_blocks(handle: BinaryIO, block_size: int) -> Iterator[bytes]:
             raise
         if not chunk:
             break
+        if skipping:
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                continue
+            chunk, skipping = chunk[newline + 1 :], False
         pieces.append(chunk)
         size += len(chunk)
+        if size > LONG_LINE_READ and b"\n" not in chunk:  # a line without end so far: its head stands for it
+            data = b"".join(pieces)
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield data[:cut]
+            yield data[cut : cut + LONG_LINE_READ] + b"\n"
+            pieces, size, skipping = [], 0, True
+            continue
         if size >= block_size:
             data = b"".join(pieces)
             cut = data.rfind(b"\n") + 1

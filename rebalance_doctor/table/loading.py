@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..catalog import Catalog
 from ..catalog.schema import BUCKETS
 from ..engines.parallel import LocalScanner
-from ..reading.accounting import MAX_LINE_BYTES, FileScan
+from ..reading.accounting import LONG_LINE_READ, MAX_LINE_BYTES, FileScan
 from ..reading.envelope import zones_for
 from ..reading.examples import checked_catalog
 from ..reading.sources import Expansion, expand
@@ -110,8 +110,8 @@ def load(
     table = event_rows.build({s.display: s.order for s in expansion.sources})
     table = filter_table(table, since=since, until=until, groups=groups, members=members)
     problems = expansion.problems + [scan.problem for scan in scans if scan.problem]
-    problems += [f"{scan.source.display}:{line}: line of {size:,} bytes cut to {MAX_LINE_BYTES:,} for matching"
-                 for scan in scans for line, size in scan.cut_lines]
+    problems += [f"{scan.source.display}:{line}: line of {'more than ' if size >= LONG_LINE_READ else ''}{size:,} bytes cut to "
+                 f"{MAX_LINE_BYTES:,} for matching" for scan in scans for line, size in scan.cut_lines]
     return LogSet(table, scans, problems, told)
 
 
