@@ -67,6 +67,7 @@ class MessagePattern(RegexEntry):
     anchor: str = ""
     constants: dict[str, Any] = field(default_factory=dict)
     multiline: bool = False
+    housekeeping: bool = False  # a periodic line of no analytical value: counted as matched, never a row
 
     @property
     def versions(self) -> str:

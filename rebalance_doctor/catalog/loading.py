@@ -94,6 +94,8 @@ def _message_pattern(entry: dict, defaults: dict, path: Path) -> MessagePattern:
     kind = _require(entry, "kind", path)
     if kind not in KINDS:
         raise CatalogError(path, line, f"unknown kind {kind!r} (see rebalance_doctor.schema.KINDS)")
+    if entry.get("housekeeping") and entry.get("multiline"):
+        raise CatalogError(path, line, "a housekeeping line builds no row: it cannot gather a multi-line record")
     component = entry.get("component", defaults.get("component"))
     if component not in COMPONENTS:
         raise CatalogError(path, line, f"component must be one of {', '.join(COMPONENTS)}")
@@ -129,6 +131,7 @@ def _message_pattern(entry: dict, defaults: dict, path: Path) -> MessagePattern:
         regex=source,
         constants=constants,
         multiline=bool(entry.get("multiline", False)),
+        housekeeping=bool(entry.get("housekeeping", False)),
         examples=examples,
         path=str(path),
         line=line,

@@ -186,6 +186,10 @@ class BlockScanner:
                 source, zone = files[file]
                 reader = EnvelopeReader(self.catalog, zone)  # one per file: it prefers the layout last seen
             hit, (match, text) = numbered[index], matches[index]
+            if match.pattern.housekeeping:  # counted as matched, and nothing more is spent on it
+                matched.add(index)
+                counts[file][1] += 1
+                continue
             followers = lines_after(block, hit.end, min(next_match, lasts[file]) - index - 1)
             raw_lines = record_lines(text, followers, match.pattern.multiline, self.catalog)
             matched.update(range(index, index + len(raw_lines)))

@@ -314,6 +314,9 @@ class SparkScanner:
         for number, next_event in pairwise([*events, None]):
             row = lines[number]
             pattern = self.catalog.by_id[row["pattern_id"]]
+            if pattern.housekeeping:  # counted as matched, never a row (as the polars engine)
+                in_records.add(number)
+                continue
             last = next_event - 1 if next_event is not None else number + MAX_CONTINUATION_LINES + 1
             followers = (lines[n]["text"] if n in lines else None for n in range(number + 1, last + 1))
             raw_lines = record_lines(row["text"], followers, pattern.multiline, self.catalog)
