@@ -212,6 +212,19 @@ def test_user_catalog_entries_must_match_their_own_examples(tmp_path: Path):
     assert run_cli("events", CLIENT_B, "--patterns", str(tmp_path)).exit_code == ExitStatus.OK
 
 
+def test_a_user_entry_that_replaces_a_bundled_one_says_so(tmp_path: Path):
+    """A team's entry with a bundled entry's id replaces it, on purpose or not: the run says which, where."""
+    (tmp_path / "ours.yaml").write_text(
+        "component: broker\npatterns:\n  - id: broker.gc.cleanup-tombstones\n    kind: diagnostic\n    since: 3.7.0\n"
+        "    anchor: ' tombstone records while cleaning up group metadata'\n"
+        "    regex: 'Generated \\d+ tombstone records while cleaning up group metadata'\n"
+        "    examples:\n      - line: 'Generated 0 tombstone records while cleaning up group metadata in 1 milliseconds.'\n")
+    result = run_cli("events", "sample_logs/kip848-coordinator-failover/", "--patterns", str(tmp_path))
+    assert result.exit_code == ExitStatus.OK
+    assert "ours.yaml:3: broker.gc.cleanup-tombstones replaces the entry of that id at" in result.stderr
+    assert "broker-group-coordinator.yaml:" in result.stderr
+
+
 def test_a_user_catalog_is_validated_once_per_content(tmp_path: Path, monkeypatch):
     """Scenario: a team passes `--patterns ours/` on every run. Its catalog is validated on the first run
     only (100 entries took 0.1 s on every run); an edit takes effect on the next run; the cache keeps a

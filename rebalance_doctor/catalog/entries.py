@@ -127,6 +127,7 @@ class Catalog:
     ignored: list[IgnoredWording] = field(default_factory=list)
     json_fields: list[JsonField] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)  # a user's entries that replace a bundled one: "where: id (was where)"
 
     @functools.cached_property
     def by_id(self) -> dict[str, MessagePattern]:

@@ -200,6 +200,9 @@ def _add_file(catalog: Catalog, path: Path, user: bool) -> None:
     new_patterns = [_message_pattern(e, defaults, path) for e in data.get("patterns") or []]
     if user:
         replaced = {p.id for p in new_patterns}
+        before = {p.id: p for p in catalog.patterns if p.id in replaced}
+        catalog.replaced += [f"{p.where}: {p.id} replaces the entry of that id at {before[p.id].where}"
+                             for p in new_patterns if p.id in before]
         catalog.patterns[:] = new_patterns + [p for p in catalog.patterns if p.id not in replaced]
     else:
         catalog.patterns.extend(new_patterns)
@@ -256,7 +259,7 @@ def _as_data(catalog: Catalog) -> dict[str, Any]:
         return values
 
     data: dict[str, Any] = {name: [entry(item) for item in getattr(catalog, name)] for name in _ENTRY_TYPES}
-    return data | {"relevance_words": catalog.relevance_words, "sources": catalog.sources}
+    return data | {"relevance_words": catalog.relevance_words, "sources": catalog.sources, "replaced": catalog.replaced}
 
 
 def _from_data(data: dict[str, Any]) -> Catalog:
@@ -269,7 +272,8 @@ def _from_data(data: dict[str, Any]) -> Catalog:
         return kind(**values)
 
     lists = {name: [entry(kind, values) for values in data[name]] for name, kind in _ENTRY_TYPES.items()}
-    return Catalog(**lists, relevance_words=list(data["relevance_words"]), sources=list(data["sources"]))
+    return Catalog(**lists, relevance_words=list(data["relevance_words"]), sources=list(data["sources"]),
+                   replaced=list(data["replaced"]))
 
 
 def _validated(files: list[Path], build: Callable[[], Catalog]) -> Catalog:

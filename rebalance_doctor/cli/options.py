@@ -171,10 +171,12 @@ def load_logs(paths, options: LogOptions, outputs: tuple[Path | None, ...] = (),
         if options.events is not None:
             logs = read_store(paths, options)
         else:
+            catalog = catalog_or_fail(options.patterns) if options.patterns else None  # says which bundled entries it replaces
             with progress_bar() as progress:
                 logs = load(
                     paths_or_stdin(paths),
                     patterns=tuple(options.patterns),
+                    catalog=catalog,
                     tz=tuple(options.tz),
                     since=parse_time(options.since, "--since"),
                     until=parse_time(options.until, "--until"),
@@ -285,6 +287,9 @@ def catalog_or_fail(patterns: list[str]):
     from ..reading.examples import checked_catalog
 
     try:
-        return checked_catalog(tuple(patterns))
+        catalog = checked_catalog(tuple(patterns))
     except CatalogError as exc:
         raise fail(f"bad catalog entry: {exc}") from None
+    for note in catalog.replaced:
+        environment().err.print(Text(f"note: {note}", style="dim"))
+    return catalog
