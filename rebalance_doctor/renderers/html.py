@@ -22,6 +22,7 @@ from ..catalog.schema import BUCKETS
 from .picture import AGGREGATE_ABOVE, evidence_ref, plain_text, timeline_svg, xml_text
 from .words import (
     CONFIRM_BELOW,
+    OTHER_GROUP_HEADERS,
     clock,
     delta_label,
     duration,
@@ -29,7 +30,9 @@ from .words import (
     group_kind_text,
     group_versions_text,
     impact_text,
+    in_full,
     member_label,
+    other_groups,
     plural,
     short_names,
     zone_sentence,
@@ -80,12 +83,13 @@ def render(analysis: Analysis) -> str:
         "<h1>rebalance-doctor report</h1>",
         _verdict(analysis),
         _summary(analysis, files),
-        _timeline(analysis),
+        _timeline(in_full(analysis)),
     ]
     if not analysis.groups:
         parts.append("<p>No consumer group events found.</p>")
-    for index, group in enumerate(analysis.groups, 1):
+    for index, group in enumerate(in_full(analysis).groups, 1):
         parts.append(_group(group, f"group-{index}", with_date, files))
+    parts.append(_other_groups(analysis))
     parts += [f"<footer>rebalance-doctor {xml_text(version('rebalance-doctor'))} · times in UTC</footer>",
               f"<script>{script}</script>", "</body>", "</html>"]
     return "\n".join(parts) + "\n"
@@ -145,7 +149,7 @@ def _summary(analysis: Analysis, files: dict[str, str]) -> str:
     items = "".join(f"<dt>{xml_text(name)}</dt><dd>{xml_text(value)}</dd>" for name, value in facts)
     links = "".join(
         f'<li><a href="#group-{i}">{xml_text(g.group_id)}</a> — {xml_text(_group_facts(g))}</li>'
-        for i, g in enumerate(analysis.groups, 1))
+        for i, g in enumerate(in_full(analysis).groups, 1))
     nav = f'<nav class="groups"><strong>Groups</strong><ul>{links}</ul></nav>' if links else ""
     return f'<dl class="summary">{items}</dl>\n{nav}'
 
@@ -247,6 +251,21 @@ def _leader_table(group: GroupAnalysis, table_id: str, with_date: bool) -> str:
                  int(c.previous_stayed)])
             for c in group.leader_changes]
     return _table(table_id, "leader changes", columns, rows)
+
+
+def _other_groups(analysis: Analysis) -> str:
+    """The groups past the detailed ones, one row each (none when every group is detailed)."""
+    rows, note = other_groups(analysis)
+    if note is None:
+        return ""
+    numeric = ("rebalances", "failed")
+    columns = [Column(name, "number" if name in numeric else "") for name in OTHER_GROUP_HEADERS]
+    table = _table("other-groups", "groups", columns,
+                   [Row(list(row), [int(cell.replace(",", "")) if name in numeric else cell for name, cell in zip(OTHER_GROUP_HEADERS, row,
+                                                                                                            strict=True)])
+                    for row in rows])
+    return (f'<section class="group" id="other-groups"><h2>Other groups</h2>\n{table}\n'
+            f"<p>{xml_text(note)}</p></section>")
 
 
 def _pause_table(group: GroupAnalysis, table_id: str) -> str:

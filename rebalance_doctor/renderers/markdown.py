@@ -17,6 +17,7 @@ from ..analysis.model import Analysis, Evidence, GroupAnalysis, Rebalance
 from ..catalog.schema import BUCKETS, CAUSES
 from .words import (
     MAX_DETAILED_REBALANCES,
+    OTHER_GROUP_HEADERS,
     clock,
     delta_label,
     duration,
@@ -24,8 +25,10 @@ from .words import (
     group_kind_text,
     group_versions_text,
     impact_text,
+    in_full,
     member_label,
     moves_text,
+    other_groups,
     plural,
     short_names,
     visible,
@@ -73,18 +76,28 @@ def _longest_backtick_run(text: str) -> int:
 def render(analysis: Analysis) -> str:
     """The whole document: title, summary, impact, root causes, timeline, evidence, action items, appendix."""
     files = short_names(analysis.files)
+    detailed = in_full(analysis)  # the totals are the whole incident's; the details, its first groups'
     blocks = [
         _title(analysis),
         *_verdict(analysis),
         *_summary(analysis),
-        *_impact(analysis),
-        *_root_causes(analysis),
-        *_timeline(analysis),
-        *_evidence(analysis, files),
-        *_action_items(analysis, files),
-        *_appendix(analysis, files),
+        *_impact(detailed),
+        *_root_causes(detailed),
+        *_timeline(detailed),
+        *_evidence(detailed, files),
+        *_action_items(detailed, files),
+        *_appendix(detailed, files),
+        *_other_groups(analysis),
     ]
     return "\n\n".join(blocks) + "\n"
+
+
+def _other_groups(analysis: Analysis) -> list[str]:
+    rows, note = other_groups(analysis)
+    if note is None:
+        return []
+    return ["## Other groups", _table(OTHER_GROUP_HEADERS, ([escape(cell) for cell in row] for row in rows), right=(2, 3, 4)),
+            escape(note)]
 
 
 def _title(analysis: Analysis) -> str:

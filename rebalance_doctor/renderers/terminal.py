@@ -19,6 +19,7 @@ from .words import (
     CAUSE_STYLE,
     CONFIRM_BELOW,
     MAX_DETAILED_REBALANCES,
+    OTHER_GROUP_HEADERS,
     SEVERITY_STYLE,
     clock,
     delta_label,
@@ -27,8 +28,10 @@ from .words import (
     group_kind_text,
     group_versions_text,
     impact_text,
+    in_full,
     member_label,
     moves_text,
+    other_groups,
     plural,
     short_names,
     visible,
@@ -43,12 +46,19 @@ def print_report(analysis: Analysis, console: Console) -> None:
     if not analysis.groups:
         console.print(Text("No consumer group events found.", style="yellow"))
     palette = Palette(console)
-    for group in analysis.groups:
+    for group in in_full(analysis).groups:
         console.print()
         console.print(_group_header(group))
         if group.rebalances:
             write_lines(_generation_table(group, console.width, palette), console)
         console.print(_group_details(group))
+    rows, note = other_groups(analysis)
+    if note:
+        console.print()
+        write_lines(ruled_table([(h, "right" if h in ("rebalances", "failed", "pause") else "left") for h in OTHER_GROUP_HEADERS],
+                                [[(visible(cell), "") for cell in row] for row in rows], console.width,
+                                [True, False, False, False, False, True], palette), console)
+        console.print(Text(note, style="dim"))
 
 
 def _verdict(verdict: Verdict) -> Group:

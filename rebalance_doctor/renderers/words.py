@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import zlib
+from dataclasses import replace
 from datetime import datetime
 
-from ..analysis.model import ClockZone, GroupAnalysis, Rebalance, Verdict, duration_text, member_tail
+from ..analysis.model import Analysis, ClockZone, GroupAnalysis, Rebalance, Verdict, duration_text, member_tail
 
 # C0 controls as ^X, DEL as ^?, and the C1 controls (U+0080–U+009F: U+009B is an 8-bit CSI) as <U+009B>
 CONTROL_SHOWN_AS = {c: f"^{chr(c + 64)}" for c in range(32) if c not in (9, 10)} | {127: "^?"} | {c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)}
@@ -145,3 +146,32 @@ def moves_text(group: GroupAnalysis) -> str | None:
     spread = duration(low) if low == high else f"{duration(low)}–{duration(high)}"
     return (f"{plural(len(moves), 'partition')} moved in {plural(rounds, 'rebalance')}, each unowned {spread}; "
             "their owners kept processing the rest")
+
+
+# Past this many groups a report shows the first ones (ranked worst first) in full and the others as one table
+# row each, up to MAX_GROUPS_LISTED: 50,000 groups made a 366 MB page no browser opened. The JSON has them all.
+MAX_GROUPS_IN_FULL = 50
+MAX_GROUPS_LISTED = 1000
+OTHER_GROUP_HEADERS = ("group", "type", "rebalances", "failed", "pause", "worst finding")
+
+
+def in_full(analysis: Analysis) -> Analysis:
+    """The analysis as a report details it: its first MAX_GROUPS_IN_FULL groups (the totals stay the whole's)."""
+    return analysis if len(analysis.groups) <= MAX_GROUPS_IN_FULL else replace(analysis, groups=analysis.groups[:MAX_GROUPS_IN_FULL])
+
+
+def other_groups(analysis: Analysis) -> tuple[list[tuple[str, ...]], str | None]:
+    """The groups past the detailed ones as table rows (group, type, rebalances, failed, pause, worst finding),
+    and a closing note: how many are not listed, and how to see one group. Empty when every group is detailed."""
+    rest = analysis.groups[MAX_GROUPS_IN_FULL:]
+    if not rest:
+        return [], None
+    rows = [(group.group_id, "/".join(group.group_types) or "–", f"{len(group.rebalances):,}", f"{group.failed_rebalances:,}",
+             duration(group.total_pause_ms), f"{group.findings[0].severity} {group.findings[0].kind}" if group.findings else "–")
+            for group in rest[:MAX_GROUPS_LISTED]]
+    unlisted = len(rest) - len(rows)
+    note = (f"{plural(len(rest), 'other group')} besides the {MAX_GROUPS_IN_FULL} detailed above"
+            + (f" ({unlisted:,} not listed here)" if unlisted else "")
+            + ": `--group NAME` reports one in full, `--format json` has them all.")
+    return rows, note
+
