@@ -4,8 +4,9 @@ KIP-932 share groups, KIP-1071 streams groups) and a classic group converted onl
 The brokers' lines come from reference section 3 (scanned to 4.4) through steps.yaml, like every other simulated
 line. At INFO a 4.x coordinator prints, per epoch: the member joining or leaving (or fenced), "Bumped … epoch to E",
 "Computed a new target assignment for epoch E", and – for share and streams groups only – each member's new
-assignment state (consumer groups print that one at DEBUG). The members' own logs are not simulated here, except
-the classic members of the migrated group, which run 3.9 clients.
+assignment state (consumer groups print that one at DEBUG). The KIP-848 consumers log their member state machine
+(reference section 5.3) and the classic members of the migrated group run 3.9 clients; the share and streams
+members' own logs are not simulated.
 """
 
 from __future__ import annotations
@@ -33,15 +34,19 @@ class EpochSimulation(Simulation):
             raise Unsupported(f"{self.scenario} needs Kafka {SINCE[self.scenario]}+, not {self.version}")
         self.group_epoch = 0
         self.epochs: list[int] = []
+        self.states: dict[str, str] = {}  # KIP-848 consumers: each member's state machine
         if self.scenario != "classic_migration":  # a new group: its epochs start from 0
             self.generations = [0]
         self.topic_id = base64.urlsafe_b64encode(uuid.UUID(int=self.rng.getrandbits(128)).bytes).decode().rstrip("=")
 
     # ----------------------------------------------------------------------------- members and epochs
 
-    def epoch_member(self) -> Member:
-        """A member of a consumer, share or streams group: the id is a UUID the client made (4.0+)."""
+    def epoch_member(self, component: str = "consumer") -> Member:
+        """A member of a consumer, share or streams group: the id is a UUID the client made (4.0+). A
+        ``consumer848`` member logs its own state machine."""
         node = self.new_node(self.client_count)
+        node.component = component
+        node.alive.append([self.start, None])  # its application logs from its first Kafka line on (steady noise)
         self.client_count += 1
         raw = uuid.UUID(int=self.rng.getrandbits(128), version=4)
         member_id = base64.urlsafe_b64encode(raw.bytes).decode().rstrip("=") if self.scenario != "streams_topology_change" else str(raw)
@@ -50,6 +55,19 @@ class EpochSimulation(Simulation):
         self.member_nodes[member_id] = node.name
         self.member_clients[member_id] = member.client_id
         return member
+
+    def transition(self, member: Member, t: datetime, epoch: int, after: str) -> Record | None:
+        """The KIP-848 consumer's own line: its state machine moves on (from the state it was in)."""
+        before = self.states.get(member.member_id, "UNSUBSCRIBED")
+        self.states[member.member_id] = after
+        return self.client_says(member, "client848.transition", t, member_epoch=epoch, member_state=before, new_member_state=after)
+
+    def reconcile(self, member: Member, t: datetime) -> datetime:
+        """A member takes the coordinator's new target: RECONCILING, ACKNOWLEDGING, STABLE at the group epoch."""
+        for state in ("RECONCILING", "ACKNOWLEDGING", "STABLE"):
+            t = ms(t, self.jitter(2, 40))
+            self.transition(member, t, self.group_epoch, state)
+        return t
 
     def metadata_hash(self) -> int:
         return self.rng.randint(-(2**63), 2**63 - 1)
@@ -90,30 +108,43 @@ class EpochSimulation(Simulation):
         self.group_types = ["consumer"]
         members: list[Member] = []
         t = self.start
-        for _ in range(3):
+        slow: Member | None = None
+        for count in range(3):
             t = ms(t, self.jitter(1500, 6000))
-            member = self.epoch_member()
-            joined = self.broker_says("epoch.member_joins", t, member)
-            members.append(member)
-            bumped = self.bump(ms(t, 1))
-            target = self.target(ms(t, 2), "uniform")
-            end = ms(t, self.jitter(50, 900))
-            self.record_epoch(t, end, list(members), "member_join", member, joined, [bumped, target])
-        slow = members[0]
-        t_fence = ms(t, REBALANCE_TIMEOUT_MS + self.jitter(5, 3000))
+            member = self.epoch_member("consumer848")
+            end = self.join_epoch(member, members, t, stuck=slow if count == 2 else None)
+            slow = slow or member
+        t_fence = ms(t, REBALANCE_TIMEOUT_MS + self.jitter(5, 3000))  # the first member's revocation callback hangs
         fenced = self.broker_says("epoch.fenced_transition", t_fence, slow, member_epoch=self.group_epoch - 1,
                                   rebalance_timeout_ms=REBALANCE_TIMEOUT_MS)
         members.remove(slow)
         bumped = self.bump(ms(t_fence, 1))
         target = self.target(ms(t_fence, self.jitter(20, 3000)), "uniform")
-        self.record_epoch(t_fence, ms(t_fence, 3100), list(members), "assignment_timeout", slow, fenced, [bumped, target])
-        t = ms(t_fence, self.jitter(3000, 9000))  # its client learns it was fenced and joins again with epoch 0
-        joined = self.broker_says("epoch.member_joins", t, slow)
-        members.append(slow)
+        end = max(self.reconcile(m, ms(t_fence, self.jitter(100, 3000))) for m in members)
+        self.record_epoch(t_fence, end, list(members), "assignment_timeout", slow, fenced, [bumped, target])
+        t = ms(t_fence, self.jitter(20, 3000))  # its next heartbeat is answered FENCED_MEMBER_EPOCH
+        self.transition(slow, t, self.group_epoch - 2, "FENCED")
+        t = ms(t, self.jitter(3000, 9000))  # the callback returns at last: it joins again with epoch 0
+        self.end = self.join_epoch(slow, members, t)
+
+    def join_epoch(self, member: Member, members: list[Member], t: datetime, stuck: Member | None = None) -> datetime:
+        """A KIP-848 consumer joins (or rejoins with epoch 0): the coordinator admits it and bumps the group epoch,
+        the newcomer reconciles and the others take the new target at their next heartbeat – except ``stuck``,
+        whose revocation never completes."""
+        self.transition(member, ms(t, -self.jitter(5, 40)), 0, "JOINING")
+        joined = self.broker_says("epoch.member_joins", t, member)
+        members.append(member)
         bumped = self.bump(ms(t, 1))
         target = self.target(ms(t, 2), "uniform")
-        self.record_epoch(t, ms(t, 600), list(members), "member_join", slow, joined, [bumped, target])
-        self.end = t
+        end = self.reconcile(member, ms(t, self.jitter(5, 50)))
+        for other in members[:-1]:
+            heartbeat = ms(t, self.jitter(100, 3000))
+            if other is stuck:
+                self.transition(other, heartbeat, self.group_epoch, "RECONCILING")
+            else:
+                end = max(end, self.reconcile(other, heartbeat))
+        self.record_epoch(t, end, list(members), "member_join", member, joined, [bumped, target])
+        return end
 
     def scenario_share_scale_out(self) -> None:
         """A share group of two members scales out to four. Each join moves the group epoch and the coordinator

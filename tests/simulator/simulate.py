@@ -375,6 +375,7 @@ class Node:
     host: str
     index: int
     kind: str = "client"  # client / broker
+    component: str = "consumer"  # whose wording a client node prints: consumer (classic), consumer848 (KIP-848)
     alive: list[list[datetime | None]] = field(default_factory=list)
     silent: list[tuple[datetime, datetime]] = field(default_factory=list)
 
@@ -535,7 +536,7 @@ class Simulation:
         return v
 
     def emit(self, node: Node, step: str, t: datetime, values: dict[str, Any], thread: str | None = None) -> Record | None:
-        component = self.broker_component if node.kind == "broker" else "consumer"
+        component = self.broker_component if node.kind == "broker" else node.component
         choice = self.w.choice(step, self.tag_of(component), component)
         if choice is None:
             return None  # this version does not log the step at INFO or above
