@@ -141,10 +141,10 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
                    _root_cause(caused, groups, group))
 
 
-def _origin(rebalance: Rebalance, group: GroupAnalysis | None) -> str:
-    """A rebalance's cause, followed back through cooperative follow-up rounds to the round that started them."""
-    rounds = group.rebalances if group is not None else []
-    i = next((i for i, r in enumerate(rounds) if r is rebalance), None)
+def _origin(rebalance: Rebalance, rounds: list[Rebalance], position: dict[int, int]) -> str:
+    """A rebalance's cause, followed back through cooperative follow-up rounds to the round that started them
+    (``position``: each of the group's ``rounds`` by id, found once for all: a storm has tens of thousands)."""
+    i = position.get(id(rebalance))
     if i is None:
         return rebalance.cause.kind
     while i > 0 and rounds[i].cause.kind == "cooperative_followup" and rounds[i - 1].cause.kind != "unknown":
@@ -156,7 +156,9 @@ def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis], group: Gro
     """The cause behind the verdict: the most frequent known cause of its rebalances (a cooperative second round
     counts as what started its first); without a rebalance, what a group's findings show happened to its members
     (an expiry, a coordinator move) though no rebalance is in view."""
-    known = Counter(_origin(r, group) for r in caused if r.cause.kind != "unknown")
+    rounds = group.rebalances if group is not None else []
+    position = {id(r): i for i, r in enumerate(rounds)}
+    known = Counter(_origin(r, rounds, position) for r in caused if r.cause.kind != "unknown")
     if known:
         return known.most_common(1)[0][0]
     if caused:
