@@ -87,6 +87,10 @@ def parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | None
     return stamp if stamp is not None and EARLIEST_YEAR <= stamp.year <= LATEST_YEAR else None
 
 
+ORDINAL = "ordinal-day "  # a ts_format prefix: the day of month carries st/nd/rd/th
+_ORDINAL_DAY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
+
+
 def _parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | None:
     text = text.strip()
     if not text.isascii():
@@ -104,6 +108,8 @@ def _parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | Non
             micros = int(frac[:6].ljust(6, "0")) if frac else 0
             stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micros, zone)
             return stamp if zone is UTC else stamp.astimezone(UTC)
+        if fmt.startswith(ORDINAL):  # "May 29th 2018": the day's English suffix, which strptime has no directive for
+            text, fmt = _ORDINAL_DAY.sub(r"\1", text, count=1), fmt.removeprefix(ORDINAL)
         return datetime.strptime(text, fmt).replace(tzinfo=zone).astimezone(UTC)
     except (ValueError, OverflowError, OSError):
         return None
