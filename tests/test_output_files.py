@@ -150,3 +150,15 @@ def test_a_store_path_is_read_literally(cli, tmp_path: Path):
     direct = json.loads(cli("report", INCIDENT, "--format", "json").stdout)
     assert [g["group_id"] for g in star["groups"]] == [g["group_id"] for g in direct["groups"]]
     assert cli("report", "--events", str(tmp_path / "st[1]")).exit_code == ExitStatus.OK
+
+
+@pytest.mark.parametrize("name", ["timeline.png", "incident.html"])
+def test_an_output_that_cannot_be_created_is_an_error_not_a_traceback(cli, tmp_path: Path, name: str):
+    """A PNG (or any output) where no file can be created — under a file, or in /proc — stops with status 2 and
+    the reason; root writes into read-only directories, so those places stand for them here."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("x")
+    for target in (blocker / name, Path("/proc") / name):
+        result = cli("report", INCIDENT, "-o", str(target))
+        assert result.exit_code == ExitStatus.ERROR and "Traceback" not in result.stderr
+        assert f"{target}:" in result.stderr
