@@ -17,7 +17,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from realistic import PROFILES
+from realistic import PROFILES, write_log
 from realistic import generate as generate_like_real_logs
 
 from rebalance_doctor.catalog import load_catalog
@@ -90,26 +90,21 @@ def generate(out: Path, size: int, files: int, rebalance_ratio: float, groups: i
         path = out / (f"broker-{index + 1}" if kind == "broker" else f"app-{index}")
         path.mkdir(exist_ok=True)
         noise = BROKER_NOISE if kind == "broker" else CLIENT_NOISE
-        pool, written, clock, pid = pools[kind], 0, start, 1000 + index
-        with open(path / ("server.log" if kind == "broker" else "application.log"), "w", encoding="utf-8") as handle:
-            batch: list[str] = []
-            while written < per_file:
-                clock += timedelta(microseconds=rng.randint(100, 3000))
-                if rng.random() < rebalance_ratio:
-                    body = _vary(*rng.choice(pool), rng, groups)
-                    body = f"INFO {body}" if kind == "broker" else f"INFO {pid} --- [ntainer#0-0-C-1] o.a.k.c.c.internals.ConsumerCoordinator  : {body}"
-                else:
-                    body = _fill(rng.choice(noise), rng, pid)
-                if kind == "broker":
-                    line = f"[{clock:%Y-%m-%d %H:%M:%S},{clock.microsecond // 1000:03d}] {body}\n"
-                else:
-                    line = f"{clock:%Y-%m-%d %H:%M:%S}.{clock.microsecond // 1000:03d}  {body}\n"
-                batch.append(line)
-                written += len(line)
-                if len(batch) >= 10000:
-                    handle.write("".join(batch))
-                    batch.clear()
-            handle.write("".join(batch))
+        pool, clock, pid = pools[kind], start, 1000 + index
+
+        def next_line(kind: str = kind, pool: list = pool, noise: list = noise, pid: int = pid) -> str:
+            nonlocal clock
+            clock += timedelta(microseconds=rng.randint(100, 3000))
+            if rng.random() < rebalance_ratio:
+                body = _vary(*rng.choice(pool), rng, groups)
+                body = f"INFO {body}" if kind == "broker" else f"INFO {pid} --- [ntainer#0-0-C-1] o.a.k.c.c.internals.ConsumerCoordinator  : {body}"
+            else:
+                body = _fill(rng.choice(noise), rng, pid)
+            if kind == "broker":
+                return f"[{clock:%Y-%m-%d %H:%M:%S},{clock.microsecond // 1000:03d}] {body}\n"
+            return f"{clock:%Y-%m-%d %H:%M:%S}.{clock.microsecond // 1000:03d}  {body}\n"
+
+        write_log(path / ("server.log" if kind == "broker" else "application.log"), per_file, next_line)
 
 
 def parse_size(text: str) -> int:

@@ -22,6 +22,7 @@ import random
 import re
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -230,14 +231,25 @@ def generate(out: Path, size: int, files: int, profile_name: str, groups: int, s
     per_file = size // len(nodes)
     start = datetime(2025, 3, 18, 8, 0, tzinfo=UTC)
     for node in nodes:
-        written, clock, batch = 0, start + timedelta(seconds=rng.randint(0, 60)), []
-        with open(out / f"{node.name}.log", "w", encoding="utf-8") as handle:
-            while written < per_file:
-                clock += timedelta(microseconds=rng.randint(200, 4000))
-                line = envelope(node, clock, *record(node, profile, rows, rng)) + "\n"
-                batch.append(line)
-                written += len(line)
-                if len(batch) >= 10000:
-                    handle.write("".join(batch))
-                    batch.clear()
-            handle.write("".join(batch))
+        clock = start + timedelta(seconds=rng.randint(0, 60))
+
+        def next_line(node: Node = node) -> str:
+            nonlocal clock
+            clock += timedelta(microseconds=rng.randint(200, 4000))
+            return envelope(node, clock, *record(node, profile, rows, rng)) + "\n"
+
+        write_log(out / f"{node.name}.log", per_file, next_line)
+
+
+def write_log(path: Path, size: int, next_line: Callable[[], str]) -> None:
+    """``next_line()``'s lines, written in batches until the file holds ``size`` bytes."""
+    written, batch = 0, []
+    with open(path, "w", encoding="utf-8") as handle:
+        while written < size:
+            line = next_line()
+            batch.append(line)
+            written += len(line)
+            if len(batch) >= 10000:
+                handle.write("".join(batch))
+                batch.clear()
+        handle.write("".join(batch))

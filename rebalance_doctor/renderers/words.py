@@ -149,7 +149,8 @@ def moves_text(group: GroupAnalysis) -> str | None:
 
 
 # Past this many groups a report shows the first ones (ranked worst first) in full and the others as one table
-# row each, up to MAX_GROUPS_LISTED: 50,000 groups made a 366 MB page no browser opened. The JSON has them all.
+# row each, up to MAX_GROUPS_LISTED: a page detailing every group of a whole platform is one no browser opens.
+# The JSON has them all.
 MAX_GROUPS_IN_FULL = 50
 MAX_GROUPS_LISTED = 1000
 OTHER_GROUP_HEADERS = ("group", "type", "rebalances", "failed", "pause", "worst finding")
