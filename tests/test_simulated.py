@@ -16,12 +16,11 @@ generation, the cause, the leader and the members; per member the total pause.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 import rebalance_doctor
 
+import simulator
 from reference import version_key
 from simulator import SCENARIOS, VERSIONS, Truth, Unsupported, simulate
 
@@ -56,17 +55,7 @@ LAYOUT_MIXES = (
 )
 
 
-@dataclass(frozen=True)
-class Case:
-    scenario: str
-    version: str
-    layouts: tuple[str, ...]
-    seed: int
-
-    @property
-    def id(self) -> str:
-        return f"{self.scenario}-{self.version}-{'+'.join(self.layouts)}"
-
+class Case(simulator.Case):
     def __str__(self) -> str:
         clients = " / ".join(LAYOUT_NAMES[layout] for layout in self.layouts)
         return f"{STORIES[self.scenario]} on Kafka {self.version}, clients logged by {clients}"
@@ -100,7 +89,7 @@ def run(request, tmp_path_factory):
     case: Case = request.param
     if case not in _RUNS:
         out = tmp_path_factory.mktemp(case.id.replace("+", "_"))
-        truth = simulate(case.scenario, case.version, case.layouts, case.seed, out)
+        truth = case.simulate(out)
         _RUNS[case] = truth, rebalance_doctor.load(truth.paths, collect_unmatched=True)
     truth, logs = _RUNS[case]
     return case, truth, logs

@@ -15,12 +15,11 @@ and the analysis, and the report a responder reads:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 import rebalance_doctor
 
+import simulator
 from reference import version_key
 from simulator import EPOCH_SCENARIOS, EPOCH_VERSIONS, Truth, Unsupported, simulate
 from simulator.epochs import SINCE
@@ -45,17 +44,7 @@ VERDICT = {"kip848_assignment_timeout": ("assignment_timeout", set()), "share_sc
            "streams_topology_change": ("topology_change", {"topology_change", "streams_not_ready"})}
 
 
-@dataclass(frozen=True)
-class Case:
-    scenario: str
-    version: str
-    layouts: tuple[str, ...]
-    seed: int
-
-    @property
-    def id(self) -> str:
-        return f"{self.scenario}-{self.version}"
-
+class Case(simulator.Case):
     def __str__(self) -> str:
         return f"{STORIES[self.scenario]}, on Kafka {self.version}"
 
@@ -71,7 +60,7 @@ def run(request, tmp_path_factory):
     """(case, truth, logs, analysis) of one incident, written and read once."""
     case: Case = request.param
     if case not in _RUNS:
-        truth = simulate(case.scenario, case.version, case.layouts, case.seed, tmp_path_factory.mktemp(case.id))
+        truth = case.simulate(tmp_path_factory.mktemp(case.id.replace("+", "_")))
         logs = rebalance_doctor.load(truth.paths, collect_unmatched=True)
         _RUNS[case] = truth, logs, rebalance_doctor.analyze(logs.events)
     return case, *_RUNS[case]

@@ -11,6 +11,7 @@ scenarios (SCENARIOS, over VERSIONS) are in simulate.py; the Kafka 4.x ones on t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .epochs import EPOCH_SCENARIOS, EpochSimulation
@@ -28,6 +29,24 @@ from .simulate import (
     Truth,
     Unsupported,
 )
+
+
+@dataclass(frozen=True)
+class Case:
+    """One simulated incident a test plays: the scenario, the release, the clients' layouts in turn, the seed.
+    A test file says in ``__str__`` how its cases read in a failure message."""
+
+    scenario: str
+    version: str
+    layouts: tuple[str, ...]
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.scenario}-{self.version}-{'+'.join(self.layouts)}"
+
+    def simulate(self, out_dir: str | Path) -> Truth:
+        return simulate(self.scenario, self.version, self.layouts, self.seed, out_dir)
 
 
 def simulate(scenario: str, version: str, layouts: str | Iterable[str], seed: int, out_dir: str | Path) -> Truth:
@@ -52,6 +71,7 @@ __all__ = [
     "LAYOUTS",
     "SCENARIOS",
     "VERSIONS",
+    "Case",
     "Citation",
     "FileTruth",
     "MembershipTruth",
