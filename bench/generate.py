@@ -21,8 +21,8 @@ from realistic import PROFILES, write_log
 from realistic import generate as generate_like_real_logs
 
 from rebalance_doctor.catalog import load_catalog
-from rebalance_doctor.reading.envelope import EnvelopeReader
-from rebalance_doctor.reading.rows import build_event, match_message
+from rebalance_doctor.reading.envelope import messages_of
+from rebalance_doctor.reading.rows import match_many
 
 BROKER_NOISE = [
     "INFO [ReplicaFetcher replicaId={a}, leaderId={b}, fetcherId=0] Node {b} disconnected. (org.apache.kafka.clients.NetworkClient)",
@@ -50,20 +50,17 @@ CLIENT_NOISE = [
 def _messages(component: str) -> list[tuple[str, str | None]]:
     """Rebalance messages (envelope stripped) from the catalogs' examples of one component, with their group id."""
     catalog = load_catalog()
-    reader = EnvelopeReader(catalog)
-    messages = []
-    for pattern in catalog.patterns:
-        if pattern.component != component:
-            continue
-        for example in pattern.examples:
-            if "\n" in example.line or example.line.lstrip().startswith("{"):
-                continue
-            message = reader.read(example.line).message
-            match = match_message(message, catalog)
-            if match and match.pattern.id == pattern.id:  # the message alone still matches: usable
-                group = build_event(match, raw=message, file="", line=0, file_node="", reader=reader)["group_id"]
-                messages.append((message, group if group and len(group) >= 3 else None))
-    return messages
+    examples = [
+        (pattern, example.line) for pattern in catalog.patterns if pattern.component == component
+        for example in pattern.examples if "\n" not in example.line and not example.line.lstrip().startswith("{")
+    ]
+    messages = messages_of([line for _, line in examples], catalog)
+    usable = []
+    for (pattern, _), message, event in zip(examples, messages, match_many(messages, catalog), strict=True):
+        if event is not None and event["pattern_id"] == pattern.id:  # the message alone still matches: usable
+            group = event["group_id"]
+            usable.append((message, group if group and len(group) >= 3 else None))
+    return usable
 
 
 def _fill(template: str, rng: random.Random, pid: int) -> str:

@@ -12,8 +12,8 @@ from datetime import UTC
 from pathlib import Path
 
 from rebalance_doctor.catalog import load_catalog
-from rebalance_doctor.engines import local
-from rebalance_doctor.reading.sources import Source
+from rebalance_doctor.reading import kernel
+from rebalance_doctor.reading.kernel import BlockFile, Kernel
 
 from support import run_cli
 
@@ -34,11 +34,11 @@ def test_housekeeping_lines_are_counted_but_build_no_rows(tmp_path: Path, monkey
     """1,500 cleanup lines and 30 joins: 1,530 matched lines, 30 rows, and a row built 30 times, not 1,530."""
     path = _broker_log(tmp_path)
     built = []
-    real = local.build_event
-    monkeypatch.setattr(local, "build_event", lambda *args, **kwargs: built.append(1) or real(*args, **kwargs))
-    scanned = local.BlockScanner(load_catalog()).scan_block(path.read_bytes(), [(Source(str(path), path, 0), UTC)], [0])
+    real = kernel.event_rows
+    monkeypatch.setattr(kernel, "event_rows", lambda matched, *args: built.append(len(matched)) or real(matched, *args))
+    scanned = Kernel(load_catalog()).scan(path.read_bytes(), [BlockFile(0, str(path), "server", UTC)])
     (_, accounting, _events), = scanned.parts
-    assert len(built) == 30 == len(scanned.events)
+    assert sum(built) == 30 == len(scanned.events)
     assert accounting.buckets["matched"] == 1530 and accounting.buckets["irrelevant"] == 0
 
 

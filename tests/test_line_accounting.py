@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from rebalance_doctor.catalog import load_catalog
 from rebalance_doctor.engines.parallel import LocalScanner
 from rebalance_doctor.reading import blocks
-from rebalance_doctor.reading.rows import EventColumns
 from rebalance_doctor.reading.sources import Source
 
 from support import SAMPLES
@@ -63,10 +62,9 @@ def expected_lines(data: bytes) -> list[str]:
 def scan(*paths: Path) -> list[tuple[int, dict[str, int], list[tuple[int, str]]]]:
     """Per file: lines read, line buckets and each event's (line, raw record)."""
     sources = [Source(str(path), path, order) for order, path in enumerate(paths)]
-    events = EventColumns()
-    results = SCANNER.scan(sources, {source.order: UTC for source in sources}, events.extend)
-    columns = events.columns  # none when no file holds an event
-    rows = list(zip(columns.get("file", []), columns.get("line", []), columns.get("raw", []), strict=True))
+    frames: list = []
+    results = SCANNER.scan(sources, {source.order: UTC for source in sources}, frames.append)
+    rows = [row for frame in frames for row in frame.select("file", "line", "raw").iter_rows()]
     return [
         (result.lines_read, dict(result.buckets), [(line, raw) for file, line, raw in rows if file == result.source.display])
         for result in results

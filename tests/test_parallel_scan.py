@@ -74,8 +74,9 @@ def test_a_small_file_that_grew_after_it_was_listed_is_read_whole(tmp_path: Path
     the listing said, so the file that no longer fits is left to the ordinary reader, which reads all
     of it; every file is read whole."""
 
+    import polars as pl
+
     from rebalance_doctor.engines.parallel import LocalScanner
-    from rebalance_doctor.reading.rows import EventColumns
 
     log = (SAMPLES / "heartbeat-expiry" / "orders-app-0.log").read_bytes()
     sources = []
@@ -86,10 +87,11 @@ def test_a_small_file_that_grew_after_it_was_listed_is_read_whole(tmp_path: Path
     pack = blocks.read_pack(sources, blocks.ReadBuffers())
     assert len(pack.sources) == 2 and len(pack.refused) == 1  # the room ran out at the last file
     assert pack.block.count(b"\n") == 2 * log.count(b"\n")
-    events = EventColumns()
-    scans = LocalScanner(load_catalog()).scan(sources, {s.order: UTC for s in sources}, events.extend)
+    frames: list = []
+    scans = LocalScanner(load_catalog()).scan(sources, {s.order: UTC for s in sources}, frames.append)
     assert [scan.lines_read for scan in scans] == [log.count(b"\n")] * 3
-    assert [events.columns["file"].count(source.display) for source in sources] == [len(events) // 3] * 3
+    files = pl.concat(frames)["file"].to_list()
+    assert [files.count(source.display) for source in sources] == [len(files) // 3] * 3
 
 
 def test_blocks_are_read_into_buffers_kept_from_file_to_file(tmp_path: Path):
@@ -141,7 +143,6 @@ def test_a_scan_makes_no_reference_cycles_so_the_cycle_collector_can_stay_off(tm
     import gzip
 
     from rebalance_doctor.collector import collector_paused
-    from rebalance_doctor.reading.rows import EventColumns
     from rebalance_doctor.reading.sources import expand
 
     generate.generate(tmp_path / "corpus", size=600_000, files=3, rebalance_ratio=0.02, groups=3, seed=5)
@@ -154,11 +155,11 @@ def test_a_scan_makes_no_reference_cycles_so_the_cycle_collector_can_stay_off(tm
     gc.collect()
     with collector_paused():
         assert not gc.isenabled()
-        events = EventColumns()
-        scans = parallel.LocalScanner(load_catalog(), collect_unmatched=True).scan(sources, {s.order: UTC for s in sources}, events.extend)
-        assert len(events) > 2000
+        frames: list = []
+        scans = parallel.LocalScanner(load_catalog(), collect_unmatched=True).scan(sources, {s.order: UTC for s in sources}, frames.append)
+        assert sum(len(frame) for frame in frames) > 2000
         assert len([scan.problem for scan in scans if scan.problem]) == 3  # binary, not gzip, cut short
-        del scans, events
+        del scans, frames
         assert gc.collect() == 0
     assert gc.isenabled()
 

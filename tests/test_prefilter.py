@@ -53,16 +53,16 @@ def test_anchors_are_distinctive_literals():
 def test_the_matcher_sees_only_hit_lines(tmp_path: Path, monkeypatch):
     """≤ 1 regex evaluation chain per candidate line, none per noise line: the regression guard for speed."""
     from rebalance_doctor import load
-    from rebalance_doctor.engines import local as scanner
+    from rebalance_doctor.reading import kernel
 
     seen: list[str] = []
-    real_match = scanner.match_message
+    real_match = kernel.match_lines
 
-    def counting_match(text, catalog, anchors=None):
-        seen.append(text)
-        return real_match(text, catalog, anchors)
+    def counting_match(texts, rows, patterns, catalog):
+        seen.extend(texts.to_list())
+        return real_match(texts, rows, patterns, catalog)
 
-    monkeypatch.setattr(scanner, "match_message", counting_match)
+    monkeypatch.setattr(kernel, "match_lines", counting_match)
     generate.generate(tmp_path, size=2_000_000, files=4, rebalance_ratio=0.01, groups=5, seed=11)
     logs = load([str(tmp_path)])
     catalog = load_catalog()
@@ -98,8 +98,8 @@ def test_hyperscan_and_polars_prefilters_find_the_same_lines():
     blocks += [p.read_bytes() for p in sorted((FIXTURES / "corpus").glob("*.log"))]
     for block in blocks:
         block = block.decode("utf-8", errors="replace").encode()
-        assert fast.hits(block) == portable.hits(block)
-    assert len(fast.hits(_awkward_block())) == 5  # not the plain noise, the empty line or the last one
+        assert fast.hits(block).by_line(block) == portable.hits(block).by_line(block)
+    assert len(fast.hits(_awkward_block()).by_line(_awkward_block())) == 5  # not the plain noise, the empty line or the last one
 
 
 def test_an_anchor_is_a_hit_only_when_it_occurs_whole():
@@ -119,6 +119,7 @@ def test_an_anchor_is_a_hit_only_when_it_occurs_whole():
         f"broker 4{anchor[:-1]}\n"
     ).encode()
     fast = HyperscanPrefilter(catalog.anchors, catalog.relevance_words)
-    hits = fast.hits(block)
-    assert [(block[hit.start : hit.end].decode().split()[1], hit.anchors) for hit in hits] == [("2", {anchor})]
-    assert hits == PolarsPrefilter(catalog.anchors, catalog.relevance_words).hits(block)
+    hits = fast.hits(block).by_line(block)
+    lines = {start: block[start:].split(b"\n", 1)[0].decode().split()[1] for start in hits}
+    assert [(lines[start], {catalog.anchors[i] for i in found}) for start, found in hits.items()] == [("2", {anchor})]
+    assert hits == PolarsPrefilter(catalog.anchors, catalog.relevance_words).hits(block).by_line(block)

@@ -75,10 +75,10 @@ def test_a_planted_or_damaged_catalog_cache_is_rebuilt_never_run(cli, tmp_path: 
     _catalog_of.cache_clear()
 
 
-def test_a_users_outer_prefix_that_backtracks_without_end_stops_the_run_at_its_line(tmp_path: Path):
-    """Scenario: a team's catalog adds a docker prefix written as `(?:x|xx)+y `. On a line starting with 45 x's it
-    would backtrack for hours; it runs under the same per-line time limit as every user regex, and the run stops
-    with the entry's file:line (status 2) instead of hanging."""
+def test_a_users_outer_prefix_that_would_backtrack_without_end_costs_nothing(tmp_path: Path):
+    """Scenario: a team's catalog adds a docker prefix written as `(?:x|xx)+y `. On a line starting with 45 x's a
+    backtracking engine would run for hours; the scan applies prefixes in a linear-time engine (Rust's, through
+    polars), so the run ends at once and the broker line behind the x's is still its event."""
     import subprocess
     import sys
 
@@ -94,8 +94,8 @@ def test_a_users_outer_prefix_that_backtracks_without_end_stops_the_run_at_its_l
     done = subprocess.run([sys.executable, "-m", "rebalance_doctor", "report", str(tmp_path / "server.log"), "--patterns", str(catalog)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
 
-    assert done.returncode == ExitStatus.ERROR
-    assert f"{catalog / 'layout.yaml'}:2: the regex of evil.prefix ran over 1 s" in done.stderr
+    assert done.returncode == ExitStatus.OK, done.stderr
+    assert "1 matched" in done.stderr
 
 
 def test_symbolic_link_loops_are_named_and_skipped(cli, tmp_path: Path):

@@ -139,12 +139,6 @@ class Catalog:
         return {p.id: (p.since, p.until) for p in self.patterns}
 
     @functools.cached_property
-    def layouts_preferring(self) -> dict[str, list[Layout]]:
-        """Per layout id: that layout, then the others in catalog order (how a file whose lines have
-        had that layout is read). Made once: a reader is made per file and block, 2,000 small files make 2,000."""
-        return {first.id: [first, *(layout for layout in self.layouts if layout is not first)] for first in self.layouts}
-
-    @functools.cached_property
     def anchors(self) -> list[str]:
         """Distinct literal anchors, the prefilter's whole vocabulary."""
         return sorted({p.anchor for p in self.patterns})

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
 from ..catalog import Catalog
 from ..collector import collector_paused
@@ -27,9 +28,11 @@ from ..reading.blocks import (
     read_head,
     spans,
 )
-from ..reading.rows import EventColumns
 from ..reading.sources import InputError, Source
 from .local import BlockScanner, Scanned, Unit
+
+if TYPE_CHECKING:
+    import polars as pl
 
 SCAN_PROCESSES = os.cpu_count() or 1
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting worker processes costs more than it saves
@@ -45,7 +48,7 @@ class LocalScanner(BlockScanner):
         self,
         sources: list[Source],
         zones: dict[int, tzinfo],
-        take_events: Callable[[EventColumns], None],
+        take_events: Callable[[pl.DataFrame], None],
         progress: Callable[[int], None] | None = None,
     ) -> list[FileScan]:
         """Every source, split into spans scanned on every core; the accounting is merged back per file.
@@ -60,13 +63,9 @@ class LocalScanner(BlockScanner):
         remaining = Counter(source.order for source, *_ in units)
 
         def merge(scanned: Scanned) -> None:
-            position = 0
-            for order, part, count in scanned.parts:
-                offset = scans[order].append(part)
-                if count and offset:  # a later part of its input
-                    scanned.events.shift_lines(position, position + count, offset)
-                position += count
-            take_events(scanned.events)
+            shifts = [scans[order].append(part) for order, part, _ in scanned.parts]  # a later part of its input: lines after those read
+            if scanned.events is not None:
+                take_events(shifted_lines(scanned.events, [count for *_, count in scanned.parts], shifts))
 
         def task_done(task: list[Unit]) -> None:
             for source, *_ in task:
@@ -115,9 +114,29 @@ class LocalScanner(BlockScanner):
         for index, task in enumerate(tasks):
             future = futures[index]
             if future is not None and future.cancel():
-                scanned_here[index] = Scanned.joined(self.scan_task(task))
+                scanned_here[index] = joined(self.scan_task(task))
             merge_ready(wait=False)
         merge_ready(wait=True)
+
+
+def joined(pieces: Iterator[Scanned]) -> Scanned:
+    """Several parts' results as one (one DataFrame of events)."""
+    import polars as pl
+
+    pieces = list(pieces)
+    frames = [piece.events for piece in pieces if piece.events is not None]
+    return Scanned(pl.concat(frames) if frames else None, [part for piece in pieces for part in piece.parts])
+
+
+def shifted_lines(events: pl.DataFrame, counts: list[int], shifts: list[int]) -> pl.DataFrame:
+    """Events of consecutive parts (``counts[i]`` of them from part i), part i's line numbers raised by
+    ``shifts[i]``: a later part of a file counted its lines from its own first line."""
+    import polars as pl
+
+    if not any(shift for shift, count in zip(shifts, counts, strict=True) if count):
+        return events
+    return events.with_columns(pl.col("line") + pl.Series([shift for shift, count in zip(shifts, counts, strict=True) for _ in range(count)],
+                                                           dtype=pl.Int64))
 
 
 def work_units(sources: list[Source], zones: dict[int, tzinfo]) -> list[Unit]:
@@ -182,7 +201,7 @@ def _start_worker(catalog_file: str, collect_unmatched: bool) -> None:
 
 def _scan_in_worker(task: list[Unit]) -> Scanned:
     assert _worker is not None, "scan process not started"
-    return Scanned.joined(_worker.scan_task(task))
+    return joined(_worker.scan_task(task))
 
 
 def _guided_size(remaining: int, offset: int = 0) -> int:

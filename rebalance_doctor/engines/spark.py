@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from ..catalog import Catalog, MessagePattern
+from ..catalog.schema import FIELD_BY_GROUP
 from ..reading.accounting import REPLACEMENT_CHAR, FileScan
 from ..reading.blocks import (
     BINARY_SNIFF,
@@ -33,11 +34,11 @@ from ..reading.blocks import (
     stored_form,
 )
 from ..reading.continuation import MAX_CONTINUATION_LINES, ContinuationHints, record_lines
-from ..reading.envelope import EnvelopeReader
-from ..reading.rows import EventColumns, MessageMatch, build_event
+from ..reading.rows import event_rows
 from ..reading.sources import InputError, Source, expand
 
 if TYPE_CHECKING:
+    import polars as pl
     from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_MASTER = "local[*]"
@@ -178,7 +179,7 @@ class SparkScanner:
     def expand(self, paths: list[str]):
         return expand(paths, lambda uri: list_remote(self.spark, uri))
 
-    def scan(self, sources: list[Source], zones: dict[int, tzinfo], take_events: Callable[[EventColumns], None]) -> list[FileScan]:
+    def scan(self, sources: list[Source], zones: dict[int, tzinfo], take_events: Callable[[pl.DataFrame], None]) -> list[FileScan]:
         """Every source's accounting; ``take_events`` receives the events of each file (line numbers final)."""
         scans = {source.order: FileScan(source=source) for source in sources}
         binary: set[int] = set()
@@ -209,7 +210,9 @@ class SparkScanner:
             if source.order in binary:
                 scan.buckets["unreadable"] += counts["lines"]
                 continue
-            take_events(self._assemble(scan, numbered.get(path, {}), counts, EnvelopeReader(self.catalog, zones[source.order])))
+            events = self._assemble(scan, numbered.get(path, {}), counts, zones[source.order])
+            if events is not None:
+                take_events(events)
         return list(scans.values())
 
     def _unreadable(self, source: Source) -> str | None:
@@ -306,7 +309,7 @@ class SparkScanner:
                            "unreadable", "relevant")
         return rows.toArrow().to_pylist()
 
-    def _assemble(self, scan: FileScan, lines: dict[int, dict[str, Any]], counts: Counter, reader: EnvelopeReader) -> EventColumns:
+    def _assemble(self, scan: FileScan, lines: dict[int, dict[str, Any]], counts: Counter, zone: tzinfo) -> pl.DataFrame | None:
         """One file's line buckets from its numbered kept lines, and its events."""
         events = sorted(number for number, row in lines.items() if row["pattern_id"] is not None)
         in_records: set[int] = set()
@@ -322,17 +325,11 @@ class SparkScanner:
             raw_lines = record_lines(row["text"], followers, pattern.multiline, self.catalog)
             in_records.update(range(number, number + len(raw_lines)))
             previous = lines.get(number - 1)
-            rows.append(
-                build_event(
-                    MessageMatch(pattern, _group_values(pattern, row["groups"], row["text"])),
-                    raw="\n".join(raw_lines),
-                    file=scan.source.display,
-                    line=number,
-                    file_node=scan.source.node,
-                    reader=reader,
-                    previous_line=previous["text"] if previous else None,
-                )
-            )
+            groups = {FIELD_BY_GROUP[name]: value for name, value in _group_values(pattern, row["groups"], row["text"]).items()}
+            rows.append(groups | {
+                "pattern": self.catalog.priority[pattern.id], "text": row["text"], "previous": previous["text"] if previous else None,
+                "raw": "\n".join(raw_lines), "line": number,
+            })
         unreadable = counts["unreadable"] - sum(1 for n in in_records if lines[n]["unreadable"])
         relevant = counts["relevant"] - sum(1 for n in in_records if lines[n]["relevant"])
         scan.buckets.update(matched=len(in_records), unreadable=unreadable, relevant_unmatched=relevant,
@@ -341,7 +338,14 @@ class SparkScanner:
             scan.unmatched.extend(
                 (n, row["text"]) for n, row in sorted(lines.items()) if row["relevant"] and n not in in_records
             )
-        return EventColumns(rows)
+        if not rows:
+            return None
+        import polars as pl
+
+        matched = pl.DataFrame(rows, schema_overrides={"pattern": pl.Int32, "line": pl.Int64}, infer_schema_length=None).with_columns(
+            file=pl.lit(scan.source.display), file_node=pl.lit(scan.source.node), reader=pl.lit(0, pl.Int64),
+        )
+        return event_rows(matched, self.catalog, {0: zone})
 
 
 def _literal(text: str) -> str:

@@ -1,9 +1,10 @@
-"""The envelope of a log line (time, level, logger, thread, node) and its context fields.
+"""The envelope of log lines (time, level, logger, thread, node), read a column at a time.
 
-Only lines that a catalog pattern matched reach this module, so it may afford per-line Python
-work. The layouts and prefixes it applies are data (``patterns/layouts.yaml``,
-``patterns/context.yaml``); this module only knows how to apply them and how to read the
-timestamp formats they name.
+The layouts and prefixes it applies are data (``patterns/layouts.yaml``); this module only knows how to
+apply them to a column of lines (each regex once over all the lines it may match, in polars) and how to
+read the timestamp formats they name. Only two kinds of line cost Python of their own: a JSON record
+(decoded by ``json``), and a timestamp in a strptime format (java.util.logging, Kibana exports), read
+once per distinct text.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import fnmatch
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..catalog import Catalog, Layout
+from ..catalog import Catalog, compile_portable, uncaptured
 from ..catalog.schema import FIELD_BY_GROUP
 from .sources import Source
+
+if TYPE_CHECKING:
+    import polars as pl
 
 _ISO = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\s?(Z|[+-]\d\d:?\d\d)?"
@@ -115,124 +119,299 @@ def _parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | Non
         return None
 
 
-@dataclass
-class Envelope:
-    """What surrounds the message: filled as far as the line allows, never guessed."""
 
-    ts: datetime | None = None
-    level: str | None = None
-    logger: str | None = None
-    thread: str | None = None
-    node: str | None = None
-    message: str = ""
-    fields: dict[str, str] = field(default_factory=dict)  # event-table fields a structured record holds in keys of its own
+ENVELOPE_COLUMNS = ("ts", "level", "logger", "thread", "node", "message")
+_WHOLE = "rdWhole"  # a group around a whole prefix: where the rest of the line starts
+_MATCHED = "rdMatched"  # an empty group first in a regex: not null exactly where it matched
 
 
-@dataclass
-class EnvelopeReader:
-    """Reads envelopes line by line for one file, trying the file's last good layout first."""
+def matched_regex(regex: str, whole: bool = False) -> str:
+    """A catalog regex whose extracted groups say whether it matched (and, ``whole``, what it matched)."""
+    body = f"(?<{_WHOLE}>(?:{regex.removeprefix('^')}))" if whole else f"(?:{regex})"
+    return f"{'^' if whole else ''}(?<{_MATCHED}>){body}"
 
-    catalog: Catalog
-    zone: tzinfo = UTC
-    _preferred: Layout | None = None
 
-    def _layout_order(self) -> list[Layout]:
-        preferred = self._preferred
-        return self.catalog.layouts if preferred is None else self.catalog.layouts_preferring[preferred.id]
+def _zone_name(zone: tzinfo) -> str:
+    return getattr(zone, "key", None) or str(zone)
 
-    def read(self, line: str, previous_line: str | None = None) -> Envelope:
-        envelope = Envelope(message=line)
-        rest = self._strip_outer(line, envelope)
-        if rest.startswith("{"):
-            self._read_json(rest, envelope)
-            rest = envelope.message
-        self._apply_layout(rest, envelope)
-        embedded = envelope.message.find('{"')
-        if embedded > 0 and envelope.message.rstrip().endswith("}"):  # a JSON record printed by a text logger (NestJS, …)
-            self._read_json(envelope.message[embedded:], envelope, outer=False)
-        if envelope.ts is None and previous_line is not None:
-            header = Envelope()
-            self._apply_layout(self._strip_outer(previous_line, header), header, headers_only=True)
-            envelope.ts = header.ts
-            envelope.logger = envelope.logger or header.logger
-        return envelope
 
-    def _strip_outer(self, line: str, envelope: Envelope) -> str:
-        rest = line
-        any_outer = self.catalog.any_outer_prefix
-        for _ in range(4 if any_outer is not None and any_outer.match(line) else 0):
-            for prefix in self.catalog.outer_prefixes:
-                m = prefix.compiled.match(rest)
-                if m and m.end() > 0:
-                    groups = m.groupdict()
-                    envelope.node = envelope.node or groups.get("node")
-                    if groups.get("ts") and envelope.ts is None:
-                        envelope.ts = parse_timestamp(groups["ts"], "iso", self.zone)
-                    rest = rest[m.end() :]
-                    break
-            else:
+def envelopes(lines: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]) -> pl.DataFrame:
+    """The envelope of each line: ``lines`` has ``text`` (the record's first line), ``previous`` (the line
+    before it, or null) and ``reader`` (a key of ``zones``: naive times are read in that zone). The result,
+    row for row: ts (UTC microseconds), level, logger, thread, node, message, and the fields that JSON keys
+    hold (``json_fields``, by column name).
+
+    Outer prefixes (kubectl, docker-compose, quoting) are stripped first, repeatedly; a JSON record gives
+    its message and envelope; then the first layout in catalog order that matches the rest gives the
+    envelope and the message. A line with no time of its own takes it from a header line before it
+    (java.util.logging)."""
+    import polars as pl
+
+    zone_by_name = {_zone_name(zone): zone for zone in zones.values()}
+    frame = lines.select(
+        pl.col("text"),
+        pl.col("previous"),
+        pl.col("reader").replace_strict({key: _zone_name(zone) for key, zone in zones.items()}, return_dtype=pl.String).alias("zone"),
+    )
+    outer = _strip_outer(frame["text"], frame["zone"], catalog, zone_by_name)
+    json_parts = _json_records(outer["rest"], frame["zone"], catalog, zone_by_name)
+    rest = json_parts["message"].fill_null(outer["rest"])
+    layout = _apply_layouts(rest, frame["zone"], catalog, zone_by_name, header=False)
+    message = layout["msg"].fill_null(rest)
+    embedded = _embedded_records(message, catalog)
+    envelope = pl.DataFrame({
+        "ts": layout["ts"].fill_null(json_parts["ts"]).fill_null(outer["ts"]),
+        "level": layout["level"].fill_null(json_parts["level"]),
+        "logger": layout["logger"].fill_null(json_parts["logger"]),
+        "thread": layout["thread"].fill_null(json_parts["thread"]),
+        "node": outer["node"].fill_null(json_parts["node"]).fill_null(layout["node"]),
+        "message": embedded["message"].fill_null(message),
+    })
+    for name in _json_field_names(catalog):
+        envelope = envelope.with_columns(json_parts[name].fill_null(embedded[name]))
+    return _headers(envelope, frame, catalog, zone_by_name)
+
+
+def messages_of(lines: list[str], catalog: Catalog) -> list[str]:
+    """The message of each line read on its own (its envelope stripped, as a scan strips it)."""
+    import polars as pl
+
+    frame = pl.DataFrame({"reader": [0] * len(lines), "text": lines, "previous": [None] * len(lines)},
+                         schema={"reader": pl.Int64, "text": pl.String, "previous": pl.String})
+    return envelopes(frame, catalog, {0: UTC})["message"].to_list()
+
+
+def _nonempty(column: pl.Expr) -> pl.Expr:
+    import polars as pl
+
+    return pl.when(column != "").then(column)
+
+
+def _strip_outer(texts: pl.Series, zones: pl.Series, catalog: Catalog, zone_by_name: dict[str, tzinfo]) -> pl.DataFrame:
+    """rest (the line without its outer prefixes), node (the first prefix that names one) and ts (the first
+    prefix's time, kubectl --timestamps). Up to four prefixes, one in front of another, each the first in
+    catalog order that matches a non-empty start."""
+    import polars as pl
+
+    frame = pl.DataFrame({"rest": texts, "zone": zones}).with_columns(
+        node=pl.lit(None, pl.String), ts_text=pl.lit(None, pl.String), active=pl.lit(False)
+    )
+    if catalog.outer_prefixes:
+        union = "^(?:" + "|".join(f"(?:{uncaptured(p.regex)})" for p in catalog.outer_prefixes) + ")"
+        frame = frame.with_columns(active=pl.col("rest").str.contains(union))
+    rounds = 4
+    while rounds and frame["active"].any():
+        rounds -= 1
+        taken = none = pl.lit(None, pl.String)
+        node = ts = none
+        for prefix in catalog.outer_prefixes:
+            groups = pl.col("rest").str.extract_groups(matched_regex(prefix.regex, whole=True))
+            whole = pl.when(pl.col("active") & taken.is_null()).then(_nonempty(groups.struct.field(_WHOLE)))
+            names = set(compile_portable(prefix.regex).groupindex)
+            takes = taken.is_null() & whole.is_not_null()
+            node = pl.when(takes).then(groups.struct.field("node") if "node" in names else none).otherwise(node)
+            ts = pl.when(takes).then(groups.struct.field("ts") if "ts" in names else none).otherwise(ts)
+            taken = pl.coalesce(taken, whole)
+        frame = frame.with_columns(taken.alias("taken"), node.alias("found_node"), ts.alias("found_ts")).with_columns(
+            rest=pl.when(pl.col("taken").is_not_null()).then(pl.col("rest").str.slice(pl.col("taken").str.len_chars())).otherwise("rest"),
+            node=pl.coalesce("node", _nonempty(pl.col("found_node"))),
+            ts_text=pl.coalesce("ts_text", _nonempty(pl.col("found_ts"))),
+            active=pl.col("taken").is_not_null(),
+        )
+    ts = _parse_column(frame["ts_text"], "iso", frame["zone"], zone_by_name)
+    return frame.select("rest", "node").with_columns(ts=ts)
+
+
+def _json_field_names(catalog: Catalog) -> list[str]:
+    return list(dict.fromkeys(FIELD_BY_GROUP[entry.field] for entry in catalog.json_fields))
+
+
+def _json_records(texts: pl.Series, zones: pl.Series, catalog: Catalog, zone_by_name: dict[str, tzinfo]) -> pl.DataFrame:
+    """Per line that is a JSON record (starts with '{'): its message, envelope and fields (null elsewhere)."""
+    import polars as pl
+
+    names = ["message", "level", "logger", "thread", "node", *_json_field_names(catalog)]
+    records = texts.str.starts_with("{").fill_null(False)
+    values: dict[str, list] = {name: [None] * len(texts) for name in [*names, "ts"]}
+    for row in records.arg_true().to_list():
+        record = _json_record(texts[row], catalog, zone_by_name[zones[row]], outer=True)
+        for name, value in record.items():
+            values[name][row] = value
+    schema = dict.fromkeys(names, pl.String) | {"ts": pl.Int64}
+    return pl.DataFrame(values, schema=schema)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(stamp: datetime | None) -> int | None:
+    return None if stamp is None else (stamp - _EPOCH) // timedelta(microseconds=1)
+
+
+def _json_record(text: str, catalog: Catalog, zone: tzinfo, outer: bool, depth: int = 0) -> dict[str, str | int | None]:
+    """A JSON record's message, envelope (``outer``: for a record inside a text line the text layout gives
+    the envelope) and fields. A message that is itself a JSON record (a client's JSON log forwarded as a
+    string by another JSON logger) is read in turn: its message and envelope win, fields found first stay."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    found: dict[str, str | int | None] = {}
+    for entry in catalog.json_fields:
+        value = next((record[key] for key in entry.keys if isinstance(record.get(key), (str, int)) and record[key] != ""), None)
+        if value is not None and not isinstance(value, bool):
+            found.setdefault(FIELD_BY_GROUP[entry.field], str(value))
+    keys: dict[str, str] = {}
+    for name, candidates in _JSON_KEYS.items():
+        for key in candidates:
+            value = record.get(key)
+            if value is None and "." in key:
+                head, _, tail = key.partition(".")
+                nested = record.get(head)
+                value = nested.get(tail) if isinstance(nested, dict) else None
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                keys[name] = str(value)
                 break
-        envelope.message = rest
-        return rest
+    if outer:
+        if "ts" in keys:
+            found["ts"] = _micros(parse_timestamp(keys["ts"], "iso", zone) or (
+                parse_timestamp(keys["ts"], "epoch", zone) if keys["ts"].replace(".", "").isdigit() else None))
+        found.update({name: keys[name] for name in ("level", "logger", "thread", "node") if name in keys})
+    if "msg" in keys:
+        found["message"] = keys["msg"]
+        if depth < 2 and keys["msg"].startswith("{"):
+            inner = _json_record(keys["msg"], catalog, zone, outer, depth + 1)
+            for name, value in inner.items():
+                if name in ("message", "level", "logger", "thread") or (name == "ts" and value is not None):
+                    found[name] = value
+                else:
+                    found.setdefault(name, value)
+    return found
 
-    def _read_json(self, text: str, envelope: Envelope, outer: bool = True, depth: int = 0) -> None:
-        """A JSON record's message and envelope; ``outer`` False for a record inside a text line, whose
-        envelope the text layout already gave. A message that is itself a JSON record (a client's JSON log
-        forwarded as a string by another JSON logger) is read in turn."""
-        try:
-            record = json.loads(text)
-        except ValueError:
-            return
-        if not isinstance(record, dict):
-            return
-        for entry in self.catalog.json_fields:
-            value = next((record[key] for key in entry.keys if isinstance(record.get(key), (str, int)) and record[key] != ""), None)
-            if value is not None and not isinstance(value, bool):
-                envelope.fields.setdefault(entry.field, str(value))
-        found: dict[str, str] = {}
-        for name, keys in _JSON_KEYS.items():
-            for key in keys:
-                value = record.get(key)
-                if value is None and "." in key:
-                    head, _, tail = key.partition(".")
-                    nested = record.get(head)
-                    value = nested.get(tail) if isinstance(nested, dict) else None
-                if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                    found[name] = str(value)
-                    break
-        if outer:
-            if "ts" in found:
-                envelope.ts = parse_timestamp(found["ts"], "iso", self.zone) or (
-                    parse_timestamp(found["ts"], "epoch", self.zone) if found["ts"].replace(".", "").isdigit() else None
-                ) or envelope.ts
-            envelope.level = found.get("level", envelope.level)
-            envelope.logger = found.get("logger", envelope.logger)
-            envelope.thread = found.get("thread", envelope.thread)
-            envelope.node = envelope.node or found.get("node")
-        if "msg" in found:
-            envelope.message = found["msg"]
-            if depth < 2 and envelope.message.startswith("{"):
-                self._read_json(envelope.message, envelope, outer, depth + 1)
 
-    def _apply_layout(self, text: str, envelope: Envelope, headers_only: bool = False) -> None:
-        for layout in self._layout_order():
-            if headers_only != layout.header:
-                continue
-            m = layout.compiled.match(text)
-            if not m:
-                continue
-            groups = m.groupdict()
-            if groups.get("ts"):
-                envelope.ts = parse_timestamp(groups["ts"], layout.ts_format, self.zone) or envelope.ts
-            envelope.level = groups.get("level") or envelope.level
-            envelope.logger = groups.get("logger") or envelope.logger
-            envelope.thread = groups.get("thread") or envelope.thread
-            envelope.node = envelope.node or groups.get("node")
-            if groups.get("msg") is not None:
-                envelope.message = groups["msg"]
-            if not headers_only:
-                self._preferred = layout
-            return
+def _embedded_records(messages: pl.Series, catalog: Catalog) -> pl.DataFrame:
+    """A JSON record printed at the end of a text line (NestJS, …): its message and fields (null elsewhere)."""
+    import polars as pl
+
+    names = ["message", *_json_field_names(catalog)]
+    values: dict[str, list] = {name: [None] * len(messages) for name in names}
+    embedded = ((messages.str.find('{"', literal=True) > 0) & messages.str.strip_chars_end().str.ends_with("}")).fill_null(False)
+    for row in embedded.arg_true().to_list():
+        message = messages[row]
+        record = _json_record(message[message.find('{"') :], catalog, UTC, outer=False)
+        for name in names:
+            values[name][row] = record.get(name)
+    return pl.DataFrame(values, schema=dict.fromkeys(names, pl.String))
+
+
+def _apply_layouts(texts: pl.Series, zones: pl.Series, catalog: Catalog, zone_by_name: dict[str, tzinfo], header: bool) -> pl.DataFrame:
+    """Per line, the groups of the first layout (in catalog order; ``header``: of the header layouts) that
+    matches it: ts (parsed in the layout's format), level, logger, thread, node and msg, each null when
+    the layout has none or it is empty (msg: when the layout has none)."""
+    import polars as pl
+
+    columns = ["level", "logger", "thread", "node", "msg"]
+    pending = pl.DataFrame({"row": pl.int_range(len(texts), eager=True), "text": texts, "zone": zones})
+    rows = pending.select("row")
+    found = []
+    for layout in catalog.layouts:
+        if layout.header != header or not len(pending):
+            continue
+        groups = pending.select("row", "zone", pl.col("text").str.extract_groups(matched_regex(layout.regex)).alias("groups"))
+        hit = groups["groups"].struct.field(_MATCHED).is_not_null()
+        if not hit.any():
+            continue
+        taken = groups.filter(hit).unnest("groups")
+        pending = pending.filter(~hit)
+        ts = _parse_column(taken["ts"], layout.ts_format, taken["zone"], zone_by_name) if "ts" in taken.columns else None
+        found.append(taken.select(
+            "row",
+            *(_nonempty(pl.col(name)).alias(name) if name != "msg" else pl.col(name) for name in columns if name in taken.columns),
+        ).with_columns(ts=ts if ts is not None else pl.lit(None, pl.Int64)))
+    schema = {"row": pl.Int64, **dict.fromkeys(columns, pl.String), "ts": pl.Int64}
+    table = pl.concat([pl.DataFrame(schema=schema), *found], how="diagonal_relaxed")
+    return rows.join(table, on="row", how="left", maintain_order="left").drop("row")
+
+
+def _headers(envelope: pl.DataFrame, frame: pl.DataFrame, catalog: Catalog, zone_by_name: dict[str, tzinfo]) -> pl.DataFrame:
+    """A line without a time takes the time (and a missing logger) from the line before it, when that line
+    is a header layout's (java.util.logging writes the time on the line before the message)."""
+    import polars as pl
+
+    wanting = (envelope["ts"].is_null() & frame["previous"].is_not_null()).arg_true()
+    if not len(wanting) or not any(layout.header for layout in catalog.layouts):
+        return envelope
+    previous, zones = frame["previous"].gather(wanting), frame["zone"].gather(wanting)
+    header = _apply_layouts(_strip_outer(previous, zones, catalog, zone_by_name)["rest"], zones, catalog, zone_by_name, header=True)
+    ts = pl.Series([None] * len(envelope), dtype=pl.Int64).scatter(wanting, header["ts"])
+    logger = pl.Series([None] * len(envelope), dtype=pl.String).scatter(wanting, header["logger"])
+    return envelope.with_columns(ts=envelope["ts"].fill_null(ts), logger=envelope["logger"].fill_null(logger))
+
+
+_ISO_GROUPS = (
+    r"^(?<y>\d{4})-(?<mo>\d\d)-(?<d>\d\d)[T ](?<h>\d\d):(?<mi>\d\d):(?<s>\d\d)(?:[.,](?<frac>\d{1,9}))?\s?(?<off>Z|[+-]\d\d:?\d\d)?"
+)
+_LOWEST, _HIGHEST = (_micros(datetime(year, 1, 1, tzinfo=UTC)) for year in (EARLIEST_YEAR, LATEST_YEAR + 1))
+
+
+def _parse_column(texts: pl.Series, fmt: str | None, zones: pl.Series, zone_by_name: dict[str, tzinfo]) -> pl.Series:
+    """Timestamps (UTC microseconds) of a column of texts in one layout format, naive ones read in each
+    row's zone, as :func:`parse_timestamp` reads them one by one."""
+    import polars as pl
+
+    if fmt == "epoch":
+        micros = (texts.str.strip_chars().cast(pl.Float64, strict=False) * 1_000_000).round().cast(pl.Int64, strict=False)
+    elif fmt in (None, "iso"):
+        micros = _iso_column(texts, zones, zone_by_name)
+    else:  # a strptime format: a few layouts, read once per distinct text and zone
+        pairs = pl.DataFrame({"text": texts, "zone": zones})
+        distinct = pairs.unique().filter(pl.col("text").is_not_null())
+        parsed = [_micros(parse_timestamp(text, fmt, zone_by_name[zone])) for text, zone in distinct.iter_rows()]
+        known = distinct.with_columns(micros=pl.Series(parsed, dtype=pl.Int64))
+        micros = pairs.join(known, on=["text", "zone"], how="left", nulls_equal=True, maintain_order="left")["micros"]
+    return pl.select(pl.when(micros.is_between(_LOWEST, _HIGHEST, closed="left")).then(micros)).to_series().alias("ts")
+
+
+def _iso_column(texts: pl.Series, zones: pl.Series, zone_by_name: dict[str, tzinfo]) -> pl.Series:
+    import polars as pl
+
+    parts = (
+        pl.DataFrame({"text": texts.str.strip_chars().str.replace_many(["–", "—"], ["-", "-"]), "zone": zones})
+        .with_row_index("row")
+        .with_columns(pl.col("text").str.extract_groups(_ISO_GROUPS).alias("p"))
+        .unnest("p")
+    )
+    naive = pl.concat_str("y", pl.lit("-"), "mo", pl.lit("-"), "d", pl.lit(" "), "h", pl.lit(":"), "mi", pl.lit(":"), "s")
+    fraction = pl.col("frac").str.slice(0, 6).str.pad_end(6, "0").cast(pl.Int64).fill_null(0)
+    offset = pl.col("off").str.replace(":", "", literal=True)
+    offset_minutes = pl.when(pl.col("off") == "Z").then(0).otherwise(
+        (offset.str.slice(1, 2).cast(pl.Int64) * 60 + offset.str.slice(3, 2).cast(pl.Int64))
+        * pl.when(offset.str.starts_with("-")).then(-1).otherwise(1)
+    )
+    parts = parts.with_columns(
+        local=naive.str.strptime(pl.Datetime("us"), "%Y-%m-%d %H:%M:%S", strict=False).dt.epoch("us") + fraction,
+        offset_minutes=offset_minutes,
+    )
+    micros = (pl.col("local") - pl.col("offset_minutes") * 60_000_000).alias("micros")
+    stamped = parts.filter(pl.col("off").is_not_null()).select("row", micros)
+    results = [stamped]
+    for zone_name, local in parts.filter(pl.col("off").is_null() & pl.col("local").is_not_null()).group_by("zone"):
+        zone = zone_by_name.get(zone_name[0], UTC)
+        if zone is UTC or isinstance(zone, timezone):
+            shift = int(zone.utcoffset(None).total_seconds()) * 1_000_000
+            results.append(local.select("row", (pl.col("local") - shift).alias("micros")))
+            continue
+        in_zone = local.select("row", "text", pl.col("local").cast(pl.Datetime("us")).dt.replace_time_zone(
+            zone.key, ambiguous="earliest", non_existent="null").dt.epoch("us").alias("micros"))
+        # a time that does not exist in the zone (the hour a clock skips): as datetime reads it
+        gaps = in_zone.filter(pl.col("micros").is_null())
+        filled = [_micros(parse_timestamp(text, "iso", zone)) for text in gaps["text"].to_list()]
+        results.append(in_zone.filter(pl.col("micros").is_not_null()).select("row", "micros"))
+        results.append(gaps.select("row").with_columns(micros=pl.Series(filled, dtype=pl.Int64)))
+    table = pl.concat([r.with_columns(pl.col("micros").cast(pl.Int64)) for r in results])
+    return parts.select("row").join(table, on="row", how="left", maintain_order="left")["micros"]
 
 
 def node_prefix(line: str, catalog: Catalog) -> str:
@@ -248,16 +427,3 @@ def node_prefix(line: str, catalog: Catalog) -> str:
     return ""
 
 
-def context_fields(message: str, catalog: Catalog) -> dict[str, str]:
-    """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …)."""
-    fields: dict[str, str] = {}
-    for prefix in catalog.context_prefixes:
-        if prefix.required_text not in message:
-            continue
-        m = prefix.compiled.search(message)
-        if not m:
-            continue
-        for group, value in m.groupdict().items():
-            if value is not None:
-                fields.setdefault(FIELD_BY_GROUP[group], value)
-    return fields

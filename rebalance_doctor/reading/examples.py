@@ -6,23 +6,29 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..catalog import BUNDLED_DIR, Catalog, CatalogError, load_catalog
-from ..catalog.entries import Example, MessagePattern
-from .envelope import EnvelopeReader
-from .rows import build_event, match_message
+from ..catalog.entries import MessagePattern
+from .rows import match_many
 
 
-def example_problem(catalog: Catalog, pattern: MessagePattern, index: int, example: Example) -> str | None:
-    """What is wrong with ``pattern``'s example ``index`` (no match, another entry wins, a field differs), or None."""
-    match = match_message(example.line, catalog)
-    if match is None:
-        return f"example {index} matches no entry: {example.line!r}"
-    if match.pattern.id != pattern.id:
-        return f"example {index} is taken by {match.pattern.id} ({match.pattern.where}): {example.line!r}"
-    event = build_event(match, raw=example.line, file="example.log", line=1, file_node="example", reader=EnvelopeReader(catalog))
-    for name, expected in example.fields.items():
-        if event[name] != expected:
-            return f"example {index} gives {name} {event[name]!r}, the example says {expected!r}"
-    return None
+def example_problems(catalog: Catalog, patterns: list[MessagePattern]) -> dict[tuple[str, int], str]:
+    """What is wrong with the patterns' examples (no match, another entry wins, a field differs), by
+    (pattern id, example index); all examples go through one batch, as a block's lines do."""
+    examples = [(pattern, index, example) for pattern in patterns for index, example in enumerate(pattern.examples)]
+    events = match_many([example.line for _, _, example in examples], catalog, file="example.log", file_node="example")
+    problems = {}
+    for (pattern, index, example), event in zip(examples, events, strict=True):
+        problem = None
+        if event is None:
+            problem = f"example {index} matches no entry: {example.line!r}"
+        elif event["pattern_id"] != pattern.id:
+            problem = f"example {index} is taken by {event['pattern_id']} ({catalog.by_id[event['pattern_id']].where}): {example.line!r}"
+        else:
+            wrong = next((name for name, expected in example.fields.items() if event[name] != expected), None)
+            if wrong is not None:
+                problem = f"example {index} gives {wrong} {event[wrong]!r}, the example says {example.fields[wrong]!r}"
+        if problem:
+            problems[(pattern.id, index)] = problem
+    return problems
 
 
 def checked_catalog(pattern_dirs: tuple[str, ...] = ()) -> Catalog:
@@ -31,11 +37,10 @@ def checked_catalog(pattern_dirs: tuple[str, ...] = ()) -> Catalog:
     catalog = load_catalog(pattern_dirs)
     if pattern_dirs:
         bundled = Path(BUNDLED_DIR).resolve()
-        for pattern in catalog.patterns:
-            if Path(pattern.path).resolve().is_relative_to(bundled):
-                continue
-            for index, example in enumerate(pattern.examples):
-                problem = example_problem(catalog, pattern, index, example)
-                if problem:
-                    raise CatalogError(pattern.path, pattern.line, f"{pattern.id}: {problem}")
+        users = [pattern for pattern in catalog.patterns if not Path(pattern.path).resolve().is_relative_to(bundled)]
+        problems = example_problems(catalog, users)
+        for pattern in users:
+            for index in range(len(pattern.examples)):
+                if (pattern.id, index) in problems:
+                    raise CatalogError(pattern.path, pattern.line, f"{pattern.id}: {problems[(pattern.id, index)]}")
     return catalog

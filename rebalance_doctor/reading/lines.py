@@ -3,6 +3,7 @@ and the text of a hit line and its neighbours, NUL padding and CRs left out."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from .prefilter import NEWLINE
 
 if TYPE_CHECKING:
     import numpy as np
+    import polars as pl
 
 
 _REPLACEMENT_BYTES = REPLACEMENT_CHAR.encode()
@@ -84,29 +86,63 @@ def unreadable_offsets(block: bytes, ranges: list[tuple[int, int]]) -> list[int]
     return offsets
 
 
-class LineIndex:
-    """Line numbers of byte offsets in a block, counting its newlines with numpy (faster than
-    ``bytes.count``). The newline mask is written into ``scratch`` when it is large enough: a fresh
-    8 MB mask per block was slower (page faults). numpy is imported on first use: the scan
-    processes are started before its slow import."""
+class Lines:
+    """A block's lines by index, from its newline offsets (numpy): the line holding a byte offset, where a
+    line starts and ends, and the texts of many lines at once as a polars column. The newline mask is
+    written into ``scratch`` when it is large enough: a fresh 8 MB mask per block was slower (page
+    faults). numpy is imported on first use: the scan processes are started before its slow import."""
 
     def __init__(self, block: bytes, scratch: np.ndarray | None = None):
         import numpy as np
 
+        self.block = block
         data = np.frombuffer(block, np.uint8)
         out = scratch[: len(data)] if scratch is not None and len(scratch) >= len(data) else None
-        self._newline = np.equal(data, NEWLINE[0], out=out)
-        self.total = int(np.count_nonzero(self._newline)) + (bool(block) and not block.endswith(NEWLINE))
+        self.newlines = np.flatnonzero(np.equal(data, NEWLINE[0], out=out))
+        self.total = len(self.newlines) + (bool(block) and not block.endswith(NEWLINE))
 
-    def numbers(self, offsets: list[int]) -> list[int]:
-        """0-based line index of each byte offset (ascending)."""
+    def holding(self, offsets: np.ndarray) -> np.ndarray:
+        """The index of the line that holds each byte offset (a line start included)."""
         import numpy as np
 
-        numbers, count, position = [], 0, 0
-        for offset in offsets:
-            count += int(np.count_nonzero(self._newline[position:offset]))
-            position = offset
-            numbers.append(count)
-        return numbers
+        return np.searchsorted(self.newlines, offsets, side="left")
 
+    @functools.cached_property
+    def _starts(self) -> np.ndarray:
+        import numpy as np
 
+        return np.concatenate(([0], self.newlines + 1))
+
+    @functools.cached_property
+    def _ends(self) -> np.ndarray:
+        import numpy as np
+
+        return np.append(self.newlines, len(self.block))
+
+    def starts(self, indexes: np.ndarray) -> np.ndarray:
+        return self._starts[indexes]
+
+    def ends(self, indexes: np.ndarray) -> np.ndarray:
+        """Where each line ends: its newline, or the block's end."""
+        return self._ends[indexes]
+
+    def texts(self, indexes: np.ndarray) -> pl.Series:
+        """The text of each line (ascending, distinct indexes) as :func:`line_text` reads it, in one column:
+        the lines' bytes are gathered by numpy, decoded at once and split by polars, not one by one."""
+        import numpy as np
+        import polars as pl
+
+        if not len(indexes):
+            return pl.Series(dtype=pl.String)
+        starts = self.starts(indexes)
+        ends = np.minimum(self.ends(indexes), starts + MAX_LINE_BYTES)
+        lengths = ends - starts
+        # each line with the byte after it, a newline (or, for a line cut short or the block's last, turned into one)
+        spans = lengths + 1
+        total = int(spans.sum())
+        positions = np.repeat(starts - (np.cumsum(spans) - spans), spans) + np.arange(total)
+        data = np.frombuffer(self.block, np.uint8)[np.minimum(positions, len(self.block) - 1)]
+        data[np.cumsum(spans) - 1] = NEWLINE[0]
+        text = data.tobytes().decode("utf-8", errors="ignore")  # only a character cut at MAX_LINE_BYTES is not UTF-8
+        lines = pl.Series([text]).str.split("\n").explode().head(len(indexes))
+        return lines.str.strip_suffix("\r").str.strip_chars_start("\x00")

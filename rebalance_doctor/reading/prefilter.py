@@ -9,45 +9,47 @@ polars' Aho-Corasick searches the block as one string. Both report the same hits
 
 from __future__ import annotations
 
+import functools
 import threading
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
 
 NEWLINE = b"\n"
+WORD = -1  # the anchor index of a relevance word's occurrence
 
 
 @dataclass
-class LineHit:
-    """One hit line of a block: its byte span (``end`` is its newline or the block's end) and what hit it."""
+class Hits:
+    """A block's prefilter hits, as columns: per occurrence a byte offset inside the line that holds it
+    (``at``) and the index of its anchor in the catalog's anchors (``anchor``; WORD for a relevance word).
+    Lines are found from the offsets by the kernel, with numpy, not per hit."""
 
-    start: int
-    end: int
-    anchors: set[str] = field(default_factory=set)
-    word: bool = False
+    at: np.ndarray
+    anchor: np.ndarray
+
+    @classmethod
+    def of(cls, at: list[int] | np.ndarray, anchor: list[int] | np.ndarray) -> Hits:
+        import numpy as np
+
+        return cls(np.asarray(at, dtype=np.int64), np.asarray(anchor, dtype=np.int32))
+
+    def by_line(self, block: bytes) -> dict[int, set[int]]:
+        """Per hit line (by its first byte) the anchors it holds (WORD included): how tests compare prefilters."""
+        lines: dict[int, set[int]] = {}
+        for at, anchor in zip(self.at.tolist(), self.anchor.tolist(), strict=True):
+            lines.setdefault(block.rfind(NEWLINE, 0, at) + 1, set()).add(anchor)
+        return lines
 
 
 class Prefilter(Protocol):
     name: str
 
-    def hits(self, block: bytes) -> list[LineHit]:
-        """Hit lines in block order. ``block`` is valid UTF-8."""
+    def hits(self, block: bytes) -> Hits:
+        """Hits in any order. ``block`` is valid UTF-8."""
         ...
-
-
-def _line_hits(block: bytes, found: list[tuple[int, str | None]]) -> list[LineHit]:
-    """Group (match end offset, anchor or None for a word) by the line that holds them."""
-    lines: dict[int, LineHit] = {}
-    current: LineHit | None = None
-    for end, anchor in sorted(found, key=lambda item: item[0]):
-        if current is None or end > current.end:
-            start = block.rfind(NEWLINE, 0, end) + 1
-            stop = block.find(NEWLINE, end)
-            current = lines.setdefault(start, LineHit(start, len(block) if stop < 0 else stop))
-        if anchor is None:
-            current.word = True
-        else:
-            current.anchors.add(anchor)
-    return list(lines.values())
 
 
 KEY_BYTES = 16  # how much of an anchor's start Hyperscan looks for
@@ -66,10 +68,10 @@ class HyperscanPrefilter:
     def __init__(self, anchors: list[str], words: list[str]):
         import hyperscan
 
-        keys: dict[bytes, list[tuple[bytes, str]]] = {}
-        for anchor in anchors:
+        keys: dict[bytes, list[tuple[bytes, int]]] = {}
+        for index, anchor in enumerate(anchors):
             encoded = anchor.encode()
-            keys.setdefault(encoded[:KEY_BYTES], []).append((encoded, anchor))
+            keys.setdefault(encoded[:KEY_BYTES], []).append((encoded, index))
         self._anchors_by_key = list(keys.values())  # by literal id; ids past the keys are words
         self._key_lengths = [len(key) for key in keys]
         self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
@@ -84,24 +86,27 @@ class HyperscanPrefilter:
         self._scratch = threading.local()  # Hyperscan scratch space is per thread
         self._hyperscan = hyperscan
 
-    def hits(self, block: bytes) -> list[LineHit]:
+    def hits(self, block: bytes) -> Hits:
         scratch = getattr(self._scratch, "space", None)
         if scratch is None:
             scratch = self._scratch.space = self._hyperscan.Scratch(self._database)
-        found: list[tuple[int, str | None]] = []
+        at: list[int] = []
+        found: list[int] = []
         anchors_by_key, key_lengths, keys = self._anchors_by_key, self._key_lengths, len(self._key_lengths)
 
         def on_match(literal_id: int, _start: int, end: int, _flags: int, _context: object) -> None:
             if literal_id >= keys:
-                found.append((end, None))
+                at.append(end - 1)
+                found.append(WORD)
                 return
             start = end - key_lengths[literal_id]
             for encoded, anchor in anchors_by_key[literal_id]:
                 if block.startswith(encoded, start):
-                    found.append((start + len(encoded), anchor))
+                    at.append(start)
+                    found.append(anchor)
 
         self._database.scan(block, match_event_handler=on_match, scratch=scratch)
-        return _line_hits(block, found)
+        return Hits.of(at, found)
 
 
 class PolarsPrefilter:
@@ -113,18 +118,20 @@ class PolarsPrefilter:
         self.anchors = anchors
         self.words = [w.lower() for w in words]
 
-    def hits(self, block: bytes) -> list[LineHit]:
+    def hits(self, block: bytes) -> Hits:
         import polars as pl
 
         text = pl.Series([block.decode("utf-8")])
-        found: list[tuple[int, str | None]] = []
-        # a match's first byte + 1 is an end offset inside its line, all _line_hits needs
+        # find_many gives byte offsets: an occurrence's start is inside its line
         anchor_starts = text.str.find_many(self.anchors, overlapping=True)[0]
-        anchor_texts = text.str.extract_many(self.anchors, overlapping=True)[0]
-        found += [(start + 1, anchor) for start, anchor in zip(anchor_starts, anchor_texts, strict=True)]
+        anchor_texts = text.str.extract_many(self.anchors, overlapping=True)[0].replace_strict(self._index, return_dtype=pl.Int32)
         word_starts = text.str.find_many(self.words, ascii_case_insensitive=True, overlapping=True)[0]
-        found += [(start + 1, None) for start in word_starts]
-        return _line_hits(block, found)
+        words = pl.repeat(WORD, len(word_starts), dtype=pl.Int32, eager=True)
+        return Hits.of(pl.concat([anchor_starts, word_starts]).to_numpy(), pl.concat([anchor_texts, words]).to_numpy())
+
+    @functools.cached_property
+    def _index(self) -> dict[str, int]:
+        return {anchor: index for index, anchor in enumerate(self.anchors)}
 
 
 def best_prefilter(anchors: list[str], words: list[str]) -> Prefilter:

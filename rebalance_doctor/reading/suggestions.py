@@ -21,7 +21,7 @@ from ..catalog import Catalog
 from ..catalog.dialect import compile_portable, portability_problems
 from ..catalog.entries import MessagePattern, coerce_field
 from ..catalog.schema import FIELD_BY_GROUP, INTEGER_FIELDS
-from .envelope import EnvelopeReader
+from .envelope import messages_of
 
 _WORD = re.compile(r"[A-Za-z]+")
 _INTEGER = re.compile(r"-?\d+")
@@ -52,10 +52,14 @@ class Suggestion:
     nearest: list[tuple[float, MessagePattern]] = field(default_factory=list)  # (similarity, bundled entry), one per kind
 
 
-def _message(raw: str, reader: EnvelopeReader, catalog: Catalog) -> str:
-    """The line's message without envelope and leading context prefix: what varies between two lines
-    of one wording is then only the wording's own values."""
-    message = reader.read(raw).message.strip()
+def _messages(raws: list[str], catalog: Catalog) -> list[str]:
+    """Each line's message without envelope and leading context prefix: what varies between two lines
+    of one wording is then only the wording's own values. The envelopes are read as a scan reads them."""
+    return [_wording(message, catalog) for message in messages_of(raws, catalog)]
+
+
+def _wording(message: str, catalog: Catalog) -> str:
+    message = message.strip()
     embedded = message.find(' {"')
     if embedded > 0 and message.endswith("}"):  # a JSON object of fields after the text: not wording
         message = message[:embedded]
@@ -96,14 +100,14 @@ class _Vocabulary:
     wording of each entry (as word weights) to find the entry nearest a new template."""
 
     def __init__(self, catalog: Catalog):
-        reader = EnvelopeReader(catalog)
         self.names: dict[str, Counter] = defaultdict(Counter)  # words before a value → its column, counted in entries
         self._seen: set[tuple[str, str, str]] = set()
         documents: list[tuple[MessagePattern, Counter]] = []
+        messages = iter(_messages([example.line for pattern in catalog.patterns for example in pattern.examples], catalog))
         for pattern in catalog.patterns:
             words: Counter = Counter()
             for example in pattern.examples:
-                message = _message(example.line, reader, catalog)
+                message = next(messages)
                 values = {str(v) for v in example.fields.values() if isinstance(v, (str, int)) and not isinstance(v, bool)}
                 for column, value in example.fields.items():
                     if column in _NAMEABLE and str(value):
@@ -256,10 +260,8 @@ def suggest(unmatched: list[tuple[str, int, str]], catalog: Catalog, limit: int 
     config = TemplateMinerConfig()
     config.profiling_enabled = False
     miner = TemplateMiner(config=config)
-    reader = EnvelopeReader(catalog)
     members: dict[int, list[tuple[tuple[str, int, str], str]]] = defaultdict(list)
-    for file, number, raw in unmatched:
-        message = _message(raw, reader, catalog)
+    for (file, number, raw), message in zip(unmatched, _messages([raw for *_, raw in unmatched], catalog), strict=True):
         if message:
             result = miner.add_log_message(message)
             members[result["cluster_id"]].append(((file, number, raw), message))

@@ -8,8 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..catalog import Catalog
-from ..reading.envelope import EnvelopeReader
-from ..reading.rows import build_event, candidate_patterns, match_message
+from ..reading.rows import candidate_patterns, match_one
 from .words import iso_utc, visible
 
 _SHOWN = ("ts", "node", "level", "logger", "component", "kind")
@@ -19,8 +18,8 @@ def explain_line(line: str, catalog: Catalog, zone: tzinfo, out: Console) -> boo
     """Print the match (fields the event table would hold) or the reason there is none."""
     out.print(Text.assemble(("line: ", "bold"), visible(line)))
     candidates = candidate_patterns(line, catalog)
-    match = match_message(line, catalog)
-    if match is None:
+    event = match_one(line, catalog, zone)
+    if event is None:
         if not candidates:
             words = [w for w in catalog.relevance_words if w.lower() in line.lower()]
             bucket = f"relevant but unmatched (mentions {', '.join(map(repr, words))})" if words else "irrelevant"
@@ -32,8 +31,7 @@ def explain_line(line: str, catalog: Catalog, zone: tzinfo, out: Console) -> boo
                 out.print(Text(f"    regex: {pattern.regex}", style="dim"))
             out.print(Text("→ bucket: relevant but unmatched (listed by --unmatched)", style="yellow"))
         return False
-    event = build_event(match, raw=line, file="-", line=1, file_node="stdin", reader=EnvelopeReader(catalog, zone))
-    pattern = match.pattern
+    pattern = catalog.by_id[event["pattern_id"]]
     out.print(Text.assemble(("match: ", "bold green"), (pattern.id, "bold"), f"  ({pattern.versions}, {pattern.where})"))
     for name in _SHOWN + tuple(k for k in event if k not in _SHOWN and k not in ("file", "line", "raw", "pattern_id")):
         value = event[name]

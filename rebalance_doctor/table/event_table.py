@@ -11,51 +11,26 @@ scan processes start, and they need not wait for polars' slow import.
 from __future__ import annotations
 
 import fnmatch
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..catalog.schema import empty_table, polars_schema
-from ..reading.rows import EventColumns
+from ..catalog.schema import empty_table
 
 if TYPE_CHECKING:
     import polars as pl
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-
-
 class TableBuilder:
-    """Collects the events of an engine's scans into DataFrames of CHUNK_ROWS events: in Python lists
-    an event takes several times the memory it takes in a DataFrame."""
-
-    CHUNK_ROWS = 8192
+    """Collects the events of an engine's scans (DataFrames of the schema's columns) into one table."""
 
     def __init__(self) -> None:
         self._frames: list[pl.DataFrame] = []
-        self._pending = EventColumns()
 
-    def add(self, events: EventColumns) -> None:
-        self._pending.extend(events)
-        if len(self._pending) >= self.CHUNK_ROWS:
-            self._compact()
-
-    def _compact(self) -> None:
-        """The pending events as a DataFrame; timestamps go in as integer microseconds (polars'
-        conversion of aware datetimes was most of the time)."""
-        import polars as pl
-
-        if len(self._pending):
-            columns = self._pending.columns
-            columns["ts"] = [None if ts is None else (ts - _EPOCH) // _MICROSECOND for ts in columns["ts"]]
-            schema = polars_schema()
-            frame = pl.DataFrame(columns, schema={**schema, "ts": pl.Int64})
-            self._frames.append(frame.with_columns(pl.col("ts").cast(schema["ts"])))
-            self._pending = EventColumns()
+    def add(self, events: pl.DataFrame) -> None:
+        self._frames.append(events)
 
     def build(self, file_order: dict[str, int]) -> pl.DataFrame:
         """One DataFrame with exactly the schema's columns and dtypes, sorted canonically."""
-        self._compact()
         if not self._frames:
             return empty_table()
         return canonical_sort(self._take_frames(), file_order)

@@ -1,0 +1,251 @@
+"""The scan kernel: one byte block of raw lines → event rows (a polars DataFrame) plus each file's line accounting.
+
+Engine-neutral: whatever reads the bytes (a scan process of the polars engine, a Spark task) hands blocks
+to :meth:`Kernel.scan`. It works a batch at a time, never a Python function per event:
+
+- one literal prefilter pass over the raw block finds the hit lines (:mod:`.prefilter`);
+- lines are numbered and cut out of the block with numpy offsets and Arrow (:class:`.lines.Lines`);
+- hit lines are grouped by the patterns their anchors select, and each pattern's regex runs over its whole
+  group at once, in priority order (:func:`.rows.match_lines`);
+- envelopes, context prefixes, constants, causes and types are columns (:func:`.rows.event_rows`);
+- a record's extent is decided on its next line, column-wise; only records whose next line could continue
+  them (an indented line, a stack trace, a multi-line wording) are followed line by line;
+- housekeeping lines are counted as matched and build no row.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from dataclasses import dataclass
+from datetime import tzinfo
+from typing import TYPE_CHECKING
+
+from ..catalog import Catalog
+from .accounting import MAX_LINE_BYTES, Accounting
+from .blocks import BLOCK_SIZE
+from .continuation import EXCEPTION_HEADER, PYTHON_WHITESPACE, STACK_CAUSE, record_lines
+from .lines import Lines, lines_after, readable, unreadable_offsets
+from .prefilter import Prefilter, best_prefilter
+from .rows import event_rows, match_lines
+
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
+
+@dataclass(frozen=True)
+class BlockFile:
+    """One file whose lines are in a block (from byte ``start`` to the next file's start): its input
+    order, its name as shown, its node (from the file name) and the zone its naive times are read in."""
+
+    order: int
+    display: str
+    node: str
+    zone: tzinfo
+    start: int = 0
+
+
+@dataclass
+class BlockScan:
+    """What a block gave: its event rows (schema columns; file by file, in line order, numbered from each
+    file's first line in the block) and per file (input order, accounting, how many of the rows are its)."""
+
+    events: pl.DataFrame | None
+    parts: list[tuple[int, Accounting, int]]
+
+
+class Kernel:
+    """The catalog's prefilter, regexes and row building over blocks; one per process."""
+
+    def __init__(self, catalog: Catalog, collect_unmatched: bool = False, prefilter: Prefilter | None = None):
+        self.catalog = catalog
+        self.collect_unmatched = collect_unmatched
+        if prefilter is not None:
+            self.prefilter = prefilter
+
+    # Made on first use, after the scan processes have been started: numpy's import and the Hyperscan
+    # database take a while, in which the other processes start.
+    @functools.cached_property
+    def prefilter(self) -> Prefilter:
+        return best_prefilter(self.catalog.anchors, self.catalog.relevance_words)
+
+    @functools.cached_property
+    def _newline_scratch(self) -> np.ndarray:
+        """The newline mask, block after block."""
+        import numpy as np
+
+        return np.empty(BLOCK_SIZE, bool)
+
+    @functools.cached_property
+    def _patterns_by_anchor(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each anchor's patterns (catalog indexes) as CSR arrays: ``patterns[starts[a]:starts[a + 1]]``."""
+        import numpy as np
+
+        index = {p.id: i for i, p in enumerate(self.catalog.patterns)}
+        lists = [[index[p.id] for p in self.catalog.patterns_by_anchor[anchor]] for anchor in self.catalog.anchors]
+        starts = np.cumsum([0, *map(len, lists)])
+        return starts, np.array([i for patterns in lists for i in patterns], dtype=np.int32)
+
+    @functools.cached_property
+    def _pattern_flags(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per pattern: housekeeping? multi-line?"""
+        import numpy as np
+
+        patterns = self.catalog.patterns
+        return np.array([p.housekeeping for p in patterns], dtype=bool), np.array([p.multiline for p in patterns], dtype=bool)
+
+    def scan(self, block: bytes, files: list[BlockFile]) -> BlockScan:
+        """A block holding one part of a file, or several whole files (each ending on a newline)."""
+        text, suspect = readable(block)
+        if text is not block and len(files) > 1:  # undecodable bytes were replaced: the files no longer start where they did
+            ends = [*(file.start for file in files[1:]), len(block)]
+            pieces = [self.scan(bytes(block[file.start : end]), [_at_start(file)]) for file, end in zip(files, ends, strict=True)]
+            frames = [piece.events for piece in pieces if piece.events is not None]
+            return BlockScan(_concat(frames), [part for piece in pieces for part in piece.parts])
+        return _BlockWork(self, text, suspect, files).result()
+
+
+def _at_start(file: BlockFile) -> BlockFile:
+    return BlockFile(file.order, file.display, file.node, file.zone, 0)
+
+
+def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame | None:
+    import polars as pl
+
+    return pl.concat(frames) if frames else None
+
+
+class _BlockWork:
+    """One block's scan, step by step (each step over all the block's hits at once)."""
+
+    def __init__(self, kernel: Kernel, block: bytes, suspect: list[tuple[int, int]], files: list[BlockFile]):
+        import numpy as np
+
+        self.kernel, self.catalog, self.block, self.suspect, self.files = kernel, kernel.catalog, block, suspect, files
+        self.lines = Lines(block, kernel._newline_scratch)
+        self.firsts = self.lines.holding(np.array([file.start for file in files], dtype=np.int64))  # each file's first line
+        self.lasts = np.append(self.firsts[1:], self.lines.total)  # and the line after its last
+        self.event_files = np.zeros(0, dtype=np.int64)  # the file of each event row
+
+    def result(self) -> BlockScan:
+        import numpy as np
+
+        hits = self.kernel.prefilter.hits(self.block)
+        hit_lines = self.lines.holding(hits.at)
+        with_anchor = hits.anchor >= 0
+        anchored = np.unique(hit_lines[with_anchor].astype(np.int64) * len(self.catalog.anchors) + hits.anchor[with_anchor])
+        candidate_lines, anchors = np.divmod(anchored, max(len(self.catalog.anchors), 1))
+        lines = np.unique(candidate_lines)
+        texts = self.lines.texts(lines)
+        rows, patterns = self._candidates(np.searchsorted(lines, candidate_lines), anchors)
+        matched = match_lines(texts, rows, patterns, self.catalog)
+        winners = lines[matched["row"].to_numpy()]
+        events, covered = self._records(matched, winners, texts)
+        return BlockScan(events, self._parts(np.unique(hit_lines), winners, covered, events))
+
+    def _candidates(self, rows: np.ndarray, anchors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row, pattern) for every pattern of every anchor a line holds, each pair once."""
+        import numpy as np
+
+        starts, by_anchor = self.kernel._patterns_by_anchor
+        counts = starts[anchors + 1] - starts[anchors]
+        row_of_pair = np.repeat(rows, counts)
+        first = np.repeat(starts[anchors] - np.cumsum(counts) + counts, counts)  # each pair's position in by_anchor, less its own rank
+        patterns = by_anchor[first + np.arange(len(row_of_pair))]
+        pairs = np.unique(row_of_pair.astype(np.int64) * len(self.catalog.patterns) + patterns)
+        return np.divmod(pairs, max(len(self.catalog.patterns), 1))[0], (pairs % max(len(self.catalog.patterns), 1)).astype(np.int32)
+
+    def _records(self, matched: pl.DataFrame, winners: np.ndarray, texts: pl.Series) -> tuple[pl.DataFrame | None, np.ndarray]:
+        """The event rows of the matched lines (records: the line and the lines that continue it), and how many
+        lines each matched line's record covers (1 for a housekeeping line, which builds no row)."""
+        import numpy as np
+        import polars as pl
+
+        housekeeping, multiline = self.kernel._pattern_flags
+        pattern = matched["pattern"].to_numpy()
+        file = np.searchsorted(self.firsts, winners, side="right") - 1
+        limit = np.minimum(np.append(winners[1:], self.lines.total), self.lasts[file])  # the next match or the file's end
+        followers = limit - winners - 1
+        covered = np.ones(len(winners), dtype=np.int64)
+        rows = ~housekeeping[pattern]
+        first = texts.gather(matched["row"])
+        raw = first.clone()
+        follows = rows & (followers > 0)
+        if follows.any():
+            indexes = np.flatnonzero(follows)
+            may_continue = self._may_continue(first.gather(indexes), self.lines.texts(winners[indexes] + 1)) | multiline[pattern[indexes]]
+            for i in indexes[may_continue].tolist():
+                line = int(winners[i])
+                record = record_lines(
+                    first[i], lines_after(self.block, int(self.lines.ends(np.array([line]))[0]), int(followers[i])), bool(multiline[pattern[i]]), self.catalog
+                )
+                covered[i] = len(record)
+                raw[i] = "\n".join(record)
+        events = np.flatnonzero(rows)
+        self.event_files = file[events]
+        if not len(events):
+            return None, covered
+        lines = winners[events]
+        first_of_file = self.firsts[file[events]]
+        has_previous = lines > first_of_file
+        previous = pl.Series([None] * len(lines), dtype=pl.String).scatter(
+            np.flatnonzero(has_previous), self.lines.texts(lines[has_previous] - 1)
+        )
+        records = matched[events].with_columns(
+            text=first.gather(events),
+            previous=previous,
+            raw=raw.gather(events),
+            file=pl.Series([self.files[f].display for f in file[events].tolist()], dtype=pl.String) if len(self.files) > 1
+            else pl.lit(self.files[0].display, pl.String),
+            line=pl.Series(lines - first_of_file + 1, dtype=pl.Int64),
+            file_node=pl.Series([self.files[f].node for f in file[events].tolist()], dtype=pl.String) if len(self.files) > 1
+            else pl.lit(self.files[0].node, pl.String),
+            reader=pl.Series(file[events], dtype=pl.Int64),
+        )
+        return event_rows(records, self.catalog, {i: f.zone for i, f in enumerate(self.files)}), covered
+
+    @functools.cached_property
+    def _continuation_regex(self) -> str:
+        """A line that may continue the record above (a superset of :func:`record_lines`' test): indented,
+        or a stack trace's header or cause."""
+        return f"^(?:{PYTHON_WHITESPACE}|{STACK_CAUSE}|{EXCEPTION_HEADER})"
+
+    def _may_continue(self, firsts: pl.Series, nexts: pl.Series) -> np.ndarray:
+        """Whether each record's next line could continue it; when the record itself is indented or starts
+        with a node prefix (kubectl, docker-compose), :func:`record_lines` decides."""
+        from ..catalog import uncaptured
+
+        prefixes = "|".join(f"(?:{uncaptured(p.regex)})" for p in self.catalog.node_prefixes)
+        awkward = firsts.str.contains(f"^(?:{PYTHON_WHITESPACE}{'|' + prefixes if prefixes else ''})")
+        return (nexts.str.contains(self._continuation_regex) | awkward).fill_null(False).to_numpy()
+
+    def _parts(self, hit_lines: np.ndarray, winners: np.ndarray, covered: np.ndarray, events: pl.DataFrame | None) -> list[tuple[int, Accounting, int]]:
+        """Each file's accounting: every line in one bucket."""
+        import numpy as np
+
+        matched = np.repeat(winners, covered) + (np.arange(covered.sum()) - np.repeat(np.cumsum(covered) - covered, covered))
+        offsets = np.array(unreadable_offsets(self.block, self.suspect), dtype=np.int64)
+        unreadable = np.setdiff1d(np.unique(self.lines.holding(offsets)), matched)
+        relevant = np.setdiff1d(np.setdiff1d(hit_lines, matched), unreadable)
+        cut = winners[(self.lines.ends(winners) - self.lines.starts(winners)) > MAX_LINE_BYTES]
+        event_counts = np.bincount(self.event_files, minlength=len(self.files)).tolist()
+        parts = []
+        for i, file in enumerate(self.files):
+            first, last = int(self.firsts[i]), int(self.lasts[i])
+            here = [_within(found, first, last) for found in (matched, unreadable, relevant, cut)]
+            buckets = Counter(matched=len(here[0]), unreadable=len(here[1]), relevant_unmatched=len(here[2]))
+            buckets["irrelevant"] = last - first - sum(buckets.values())
+            unmatched = []
+            if self.kernel.collect_unmatched and len(here[2]):
+                unmatched = list(zip((here[2] - first + 1).tolist(), self.lines.texts(here[2]).to_list(), strict=True))
+            sizes = self.lines.ends(here[3]) - self.lines.starts(here[3])
+            cut_lines = list(zip((here[3] - first + 1).tolist(), sizes.tolist(), strict=True))
+            parts.append((file.order, Accounting(buckets, unmatched, cut_lines), event_counts[i]))
+        return parts
+
+
+def _within(found: np.ndarray, first: int, last: int) -> np.ndarray:
+    """The sorted line indexes of ``found`` in [first, last)."""
+    import numpy as np
+
+    return found[np.searchsorted(found, first) : np.searchsorted(found, last)]
