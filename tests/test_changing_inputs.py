@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -45,7 +44,7 @@ def _scan_after(log: Path, writer: str):
     subprocess.run([sys.executable, "-c", writer, str(log)], check=True)
     scanner = parallel.LocalScanner(load_catalog())
     events = []
-    scans = scanner.scan(sources, {0: UTC}, events.append)
+    scans = scanner.scan(sources, events.append)
     return scans[0], sum(len(e) for e in events)
 
 

@@ -10,7 +10,6 @@ this file alone under the `accounting` profile: 10,000.
 from __future__ import annotations
 
 import gzip
-from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -63,7 +62,7 @@ def scan(*paths: Path) -> list[tuple[int, dict[str, int], list[tuple[int, str]]]
     """Per file: lines read, line buckets and each event's (line, raw record)."""
     sources = [Source(str(path), path, order) for order, path in enumerate(paths)]
     frames: list = []
-    results = SCANNER.scan(sources, {source.order: UTC for source in sources}, frames.append)
+    results = SCANNER.scan(sources, frames.append)
     rows = [row for frame in frames for row in frame.select("file", "line", "raw").iter_rows()]
     return [
         (result.lines_read, dict(result.buckets), [(line, raw) for file, line, raw in rows if file == result.source.display])

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 import itertools
 import sys
-from datetime import UTC
 from pathlib import Path
 
 from rebalance_doctor.catalog import load_catalog
@@ -88,7 +87,7 @@ def test_a_small_file_that_grew_after_it_was_listed_is_read_whole(tmp_path: Path
     assert len(pack.sources) == 2 and len(pack.refused) == 1  # the room ran out at the last file
     assert pack.block.count(b"\n") == 2 * log.count(b"\n")
     frames: list = []
-    scans = LocalScanner(load_catalog()).scan(sources, {s.order: UTC for s in sources}, frames.append)
+    scans = LocalScanner(load_catalog()).scan(sources, frames.append)
     assert [scan.lines_read for scan in scans] == [log.count(b"\n")] * 3
     files = pl.concat(frames)["file"].to_list()
     assert [files.count(source.display) for source in sources] == [len(files) // 3] * 3
@@ -156,7 +155,7 @@ def test_a_scan_makes_no_reference_cycles_so_the_cycle_collector_can_stay_off(tm
     with collector_paused():
         assert not gc.isenabled()
         frames: list = []
-        scans = parallel.LocalScanner(load_catalog(), collect_unmatched=True).scan(sources, {s.order: UTC for s in sources}, frames.append)
+        scans = parallel.LocalScanner(load_catalog(), collect_unmatched=True).scan(sources, frames.append)
         assert sum(len(frame) for frame in frames) > 2000
         assert len([scan.problem for scan in scans if scan.problem]) == 3  # binary, not gzip, cut short
         del scans, frames
@@ -197,13 +196,13 @@ def test_the_last_units_of_work_are_small_so_the_scan_processes_finish_together(
             handle.write(b"2024-05-01 10:00:00,000 INFO noise\n")
             handle.truncate(85 * 1024 * 1024)
         sources.append(Source(str(path), path, order))
-    units = parallel.work_units(sources, {s.order: UTC for s in sources})
+    units = parallel.work_units(sources)
 
-    sizes = [stop - start for _, (start, stop), _, _ in units]
+    sizes = [stop - start for _, (start, stop), _ in units]
     assert max(sizes) == blocks.SPAN_SIZE == sizes[0]
     assert sizes[-3:-1] == [parallel.TAIL_BYTES] * 2 and sizes[-1] <= parallel.TAIL_BYTES
     for source in sources:
-        ranges = [span for unit_source, span, _, _ in units if unit_source is source]
+        ranges = [span for unit_source, span, _ in units if unit_source is source]
         assert ranges[0][0] == 0 and ranges[-1][1] == source.size
         assert all(previous[1] == span[0] for previous, span in itertools.pairwise(ranges))
     tasks = parallel._batches(units)

@@ -14,6 +14,7 @@ from datetime import UTC
 
 from rebalance_doctor.catalog import load_catalog
 from rebalance_doctor.reading.kernel import BlockFile, Kernel
+from rebalance_doctor.reading.rows import event_rows
 
 CATALOG = load_catalog()
 # One storm round: a broker's coordinator lines, a Java client's lines behind its log-context prefix (logback and
@@ -39,10 +40,16 @@ def _storm(rounds: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def _events(block: bytes, kernel: Kernel | None = None):
+    """A block's scan and the rows made of its records, as a scan process and the table builder do."""
+    records = (kernel or Kernel(CATALOG)).scan(block, [BlockFile(0, "storm.log", "storm")]).records
+    return event_rows(records, CATALOG, {0: UTC})
+
+
 def _python_calls(block: bytes) -> tuple[Counter, int]:
-    """The Python functions one block's scan calls (by name), and the events it makes."""
+    """The Python functions one block's scan and row making call (by name), and the events they make."""
     kernel = Kernel(CATALOG)
-    kernel.scan(_storm(1), [BlockFile(0, "warm-up.log", "warm-up", UTC)])  # the prefilter and caches are made once per process
+    _events(_storm(1), kernel)  # the prefilter and caches are made once per process
     calls: Counter = Counter()
 
     def count(frame, event, _arg):
@@ -51,10 +58,10 @@ def _python_calls(block: bytes) -> tuple[Counter, int]:
 
     sys.setprofile(count)
     try:
-        scanned = kernel.scan(block, [BlockFile(0, "storm.log", "storm", UTC)])
+        events = _events(block, kernel)
     finally:
         sys.setprofile(None)
-    return calls, len(scanned.events)
+    return calls, len(events)
 
 
 def test_a_scan_calls_no_python_function_per_event():
@@ -72,7 +79,7 @@ def test_a_scan_calls_no_python_function_per_event():
 
 def test_every_event_of_the_storm_is_read_whole():
     """What the guard scans is what a user gets: each line its event, with its envelope and fields."""
-    events = Kernel(CATALOG).scan(_storm(10), [BlockFile(0, "storm.log", "storm", UTC)]).events
+    events = _events(_storm(10))
     assert events["kind"].to_list()[:6] == ["rebalance_start", "join_start", "join_succeeded", "member_state_change", "group_stabilized",
                                             "rebalance_start"]
     assert events["ts"].null_count() == 0 and events["group_id"].null_count() == 0

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import tzinfo
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog
@@ -35,16 +34,17 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-Unit = tuple[Source, "tuple[int, int] | None", "bool | None", tzinfo]  # a file or span: source, span, binary? (None: sniff the first block), zone
+Unit = tuple[Source, "tuple[int, int] | None", "bool | None"]  # a file or span: source, span, binary? (None: sniff the first block)
 
 
 @dataclass
 class Scanned:
-    """What scanning one or more parts produced, as it travels back from a scan process: their events
-    as one DataFrame (None: no events), and per part its input (by order), its accounting and how many of
-    the events are its. A part without its source pickles faster, and many small files make many parts."""
+    """What scanning one or more parts produced, as it travels back from a scan process: their records
+    (events before their rows are made: see :class:`~..reading.kernel.BlockScan`) as one DataFrame (None:
+    no events), and per part its input (by order), its accounting and how many of the records are its. A
+    part without its source pickles faster, and many small files make many parts."""
 
-    events: pl.DataFrame | None = None
+    records: pl.DataFrame | None = None
     parts: list[tuple[int, Accounting, int]] = field(default_factory=list)
 
 
@@ -69,14 +69,13 @@ class BlockScanner:
 
     def _scan_pack(self, units: list[Unit]) -> Iterator[Scanned]:
         pack = read_pack([source for source, *_ in units], self._read_buffers)
-        zones = {source.order: zone for source, _, _, zone in units}
         if pack.sources:
-            files = [_block_file(source, zones[source.order], start) for source, start in zip(pack.sources, pack.starts, strict=True)]
+            files = [BlockFile(source.order, source.display, source.node, start) for source, start in zip(pack.sources, pack.starts, strict=True)]
             yield self.scan_block(pack.block, files)
         for source in pack.refused:
-            yield from self.scan_parts(source, None, None, zones[source.order])
+            yield from self.scan_parts(source, None, None)
 
-    def scan_parts(self, source: Source, span: tuple[int, int] | None, binary: bool | None, zone: tzinfo) -> Iterator[Scanned]:
+    def scan_parts(self, source: Source, span: tuple[int, int] | None, binary: bool | None) -> Iterator[Scanned]:
         """One file or one span of it, a part per block; a problem reading it ends it with a part that says so.
         A whole file is judged binary on its first block (read once: a FIFO cannot be read twice)."""
         try:
@@ -86,7 +85,7 @@ class BlockScanner:
                 if binary:
                     yield _part(source, Accounting(Counter(unreadable=count_lines(block))))
                 else:
-                    yield self.scan_block(block, [_block_file(source, zone, 0)])
+                    yield self.scan_block(block, [BlockFile(source.order, source.display, source.node)])
         except InputError as exc:
             yield _part(source, Accounting(problem=str(exc)))
         if binary:
@@ -95,11 +94,7 @@ class BlockScanner:
     def scan_block(self, block: bytes, files: list[BlockFile]) -> Scanned:
         """A block holding one part of a file, or several whole files (each from its ``start``, ending on a newline)."""
         scanned = self.kernel.scan(block, files)
-        return Scanned(scanned.events, scanned.parts)
-
-
-def _block_file(source: Source, zone: tzinfo, start: int) -> BlockFile:
-    return BlockFile(source.order, source.display, source.node, zone, start)
+        return Scanned(scanned.records, scanned.parts)
 
 
 def _part(source: Source, accounting: Accounting) -> Scanned:
@@ -110,7 +105,7 @@ def _part(source: Source, accounting: Accounting) -> Scanned:
 def _packable(unit: Unit) -> bool:
     """A whole local file small enough to share a block. A size of 0 is not trusted: FIFOs and /proc
     files say 0 (and a FIFO must be opened only once)."""
-    source, span, _, _ = unit
+    source, span, _ = unit
     return span is None and source.path is not None and 0 < source.size < BLOCK_SIZE - 1
 
 

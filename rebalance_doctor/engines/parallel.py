@@ -16,7 +16,6 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from datetime import tzinfo
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog
@@ -28,6 +27,7 @@ from ..reading.blocks import (
     read_head,
     spans,
 )
+from ..reading.kernel import concat_records
 from ..reading.sources import InputError, Source
 from .local import BlockScanner, Scanned, Unit
 
@@ -47,15 +47,13 @@ class LocalScanner(BlockScanner):
     def scan(
         self,
         sources: list[Source],
-        zones: dict[int, tzinfo],
-        take_events: Callable[[pl.DataFrame], None],
+        take_records: Callable[[pl.DataFrame], None],
         progress: Callable[[int], None] | None = None,
     ) -> list[FileScan]:
         """Every source, split into spans scanned on every core; the accounting is merged back per file.
-        ``take_events(events)`` receives the events as they are merged (line numbers final), for the
-        caller to make a table of (kept as dicts, a large input's rows take much memory). ``progress(bytes_on_disk)``
-        is called as each file finishes."""
-        units = work_units(sources, zones)
+        ``take_records(records)`` receives the records as they are merged (line numbers final), for the
+        caller to make the event table of. ``progress(bytes_on_disk)`` is called as each file finishes."""
+        units = work_units(sources)
         tasks = _batches(units)
         helpers = min(SCAN_PROCESSES, len(tasks)) - 1  # this process scans too
         in_process = helpers < 1 or sum(s.size for s in sources) < PARALLEL_MIN_BYTES or any(s.path is None for s in sources)
@@ -64,8 +62,8 @@ class LocalScanner(BlockScanner):
 
         def merge(scanned: Scanned) -> None:
             shifts = [scans[order].append(part) for order, part, _ in scanned.parts]  # a later part of its input: lines after those read
-            if scanned.events is not None:
-                take_events(shifted_lines(scanned.events, [count for *_, count in scanned.parts], shifts))
+            if scanned.records is not None:
+                take_records(shifted_lines(scanned.records, [count for *_, count in scanned.parts], shifts))
 
         def task_done(task: list[Unit]) -> None:
             for source, *_ in task:
@@ -120,33 +118,30 @@ class LocalScanner(BlockScanner):
 
 
 def joined(pieces: Iterator[Scanned]) -> Scanned:
-    """Several parts' results as one (one DataFrame of events)."""
-    import polars as pl
-
+    """Several parts' results as one (one DataFrame of records)."""
     pieces = list(pieces)
-    frames = [piece.events for piece in pieces if piece.events is not None]
-    return Scanned(pl.concat(frames) if frames else None, [part for piece in pieces for part in piece.parts])
+    return Scanned(concat_records([piece.records for piece in pieces]), [part for piece in pieces for part in piece.parts])
 
 
-def shifted_lines(events: pl.DataFrame, counts: list[int], shifts: list[int]) -> pl.DataFrame:
-    """Events of consecutive parts (``counts[i]`` of them from part i), part i's line numbers raised by
+def shifted_lines(records: pl.DataFrame, counts: list[int], shifts: list[int]) -> pl.DataFrame:
+    """Records of consecutive parts (``counts[i]`` of them from part i), part i's line numbers raised by
     ``shifts[i]``: a later part of a file counted its lines from its own first line."""
     import polars as pl
 
     if not any(shift for shift, count in zip(shifts, counts, strict=True) if count):
-        return events
-    return events.with_columns(pl.col("line") + pl.Series([shift for shift, count in zip(shifts, counts, strict=True) for _ in range(count)],
+        return records
+    return records.with_columns(pl.col("line") + pl.Series([shift for shift, count in zip(shifts, counts, strict=True) for _ in range(count)],
                                                            dtype=pl.Int64))
 
 
-def work_units(sources: list[Source], zones: dict[int, tzinfo]) -> list[Unit]:
+def work_units(sources: list[Source]) -> list[Unit]:
     """The inputs as units of parallel work: whole files, or spans of large ones (see ``_guided_size``)."""
     units: list[Unit] = []
     remaining = sum(source.size for source in sources)
     for source in sources:
         parts = spans(source, functools.partial(_guided_size, remaining))
         binary = _is_binary(source) if len(parts) > 1 else None  # a span cannot tell: sniff the file's head once
-        units += [(source, span, binary, zones[source.order]) for span in parts]
+        units += [(source, span, binary) for span in parts]
         remaining -= source.size
     return units
 

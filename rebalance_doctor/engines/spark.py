@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import tzinfo
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +33,6 @@ from ..reading.blocks import (
     stored_form,
 )
 from ..reading.continuation import MAX_CONTINUATION_LINES, ContinuationHints, record_lines
-from ..reading.rows import event_rows
 from ..reading.sources import InputError, Source, expand
 
 if TYPE_CHECKING:
@@ -179,8 +177,9 @@ class SparkScanner:
     def expand(self, paths: list[str]):
         return expand(paths, lambda uri: list_remote(self.spark, uri))
 
-    def scan(self, sources: list[Source], zones: dict[int, tzinfo], take_events: Callable[[pl.DataFrame], None]) -> list[FileScan]:
-        """Every source's accounting; ``take_events`` receives the events of each file (line numbers final)."""
+    def scan(self, sources: list[Source], take_records: Callable[[pl.DataFrame], None]) -> list[FileScan]:
+        """Every source's accounting; ``take_records`` receives the records of each file (line numbers final;
+        see :class:`~..reading.kernel.BlockScan`)."""
         scans = {source.order: FileScan(source=source) for source in sources}
         binary: set[int] = set()
         for source in sources:
@@ -210,9 +209,9 @@ class SparkScanner:
             if source.order in binary:
                 scan.buckets["unreadable"] += counts["lines"]
                 continue
-            events = self._assemble(scan, numbered.get(path, {}), counts, zones[source.order])
-            if events is not None:
-                take_events(events)
+            records = self._assemble(scan, numbered.get(path, {}), counts)
+            if records is not None:
+                take_records(records)
         return list(scans.values())
 
     def _unreadable(self, source: Source) -> str | None:
@@ -309,7 +308,7 @@ class SparkScanner:
                            "unreadable", "relevant")
         return rows.toArrow().to_pylist()
 
-    def _assemble(self, scan: FileScan, lines: dict[int, dict[str, Any]], counts: Counter, zone: tzinfo) -> pl.DataFrame | None:
+    def _assemble(self, scan: FileScan, lines: dict[int, dict[str, Any]], counts: Counter) -> pl.DataFrame | None:
         """One file's line buckets from its numbered kept lines, and its events."""
         events = sorted(number for number, row in lines.items() if row["pattern_id"] is not None)
         in_records: set[int] = set()
@@ -342,10 +341,9 @@ class SparkScanner:
             return None
         import polars as pl
 
-        matched = pl.DataFrame(rows, schema_overrides={"pattern": pl.Int32, "line": pl.Int64}, infer_schema_length=None).with_columns(
-            file=pl.lit(scan.source.display), file_node=pl.lit(scan.source.node), reader=pl.lit(0, pl.Int64),
+        return pl.DataFrame(rows, schema_overrides={"pattern": pl.Int32, "line": pl.Int64}, infer_schema_length=None).with_columns(
+            file=pl.lit(scan.source.display), file_node=pl.lit(scan.source.node), reader=pl.lit(scan.source.order, pl.Int64),
         )
-        return event_rows(matched, self.catalog, {0: zone})
 
 
 def _literal(text: str) -> str:

@@ -7,7 +7,8 @@ to :meth:`Kernel.scan`. It works a batch at a time, never a Python function per 
 - lines are numbered and cut out of the block with numpy offsets and Arrow (:class:`.lines.Lines`);
 - hit lines are grouped by the patterns their anchors select, and each pattern's regex runs over its whole
   group at once, in priority order (:func:`.rows.match_lines`);
-- envelopes, context prefixes, constants, causes and types are columns (:func:`.rows.event_rows`);
+- what a record's row needs besides (envelope, context prefixes, constants, causes, types) is worked out
+  later over many blocks' records at once (:func:`.rows.event_rows`), where a polars call costs little per row;
 - a record's extent is decided on its next line, column-wise; only records whose next line could continue
   them (an indented line, a stack trace, a multi-line wording) are followed line by line;
 - housekeeping lines are counted as matched and build no row.
@@ -18,7 +19,6 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import dataclass
-from datetime import tzinfo
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog
@@ -27,7 +27,7 @@ from .blocks import BLOCK_SIZE
 from .continuation import EXCEPTION_HEADER, PYTHON_WHITESPACE, STACK_CAUSE, record_lines
 from .lines import Lines, lines_after, readable, unreadable_offsets
 from .prefilter import Prefilter, best_prefilter
-from .rows import event_rows, match_lines
+from .rows import match_lines
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,21 +36,22 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class BlockFile:
     """One file whose lines are in a block (from byte ``start`` to the next file's start): its input
-    order, its name as shown, its node (from the file name) and the zone its naive times are read in."""
+    order, its name as shown and its node (from the file name)."""
 
     order: int
     display: str
     node: str
-    zone: tzinfo
     start: int = 0
 
 
 @dataclass
 class BlockScan:
-    """What a block gave: its event rows (schema columns; file by file, in line order, numbered from each
-    file's first line in the block) and per file (input order, accounting, how many of the rows are its)."""
+    """What a block gave: its records (one per event: the matched pattern, its fields as text, the record's
+    lines, file, line number from the file's first line in the block, node and ``reader``, the file's input
+    order; file by file, in line order), ready for :func:`.rows.event_rows`, and per file (input order,
+    accounting, how many of the records are its)."""
 
-    events: pl.DataFrame | None
+    records: pl.DataFrame | None
     parts: list[tuple[int, Accounting, int]]
 
 
@@ -100,19 +101,20 @@ class Kernel:
         if text is not block and len(files) > 1:  # undecodable bytes were replaced: the files no longer start where they did
             ends = [*(file.start for file in files[1:]), len(block)]
             pieces = [self.scan(bytes(block[file.start : end]), [_at_start(file)]) for file, end in zip(files, ends, strict=True)]
-            frames = [piece.events for piece in pieces if piece.events is not None]
-            return BlockScan(_concat(frames), [part for piece in pieces for part in piece.parts])
+            return BlockScan(concat_records([piece.records for piece in pieces]), [part for piece in pieces for part in piece.parts])
         return _BlockWork(self, text, suspect, files).result()
 
 
 def _at_start(file: BlockFile) -> BlockFile:
-    return BlockFile(file.order, file.display, file.node, file.zone, 0)
+    return BlockFile(file.order, file.display, file.node, 0)
 
 
-def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame | None:
+def concat_records(frames: list[pl.DataFrame | None]) -> pl.DataFrame | None:
+    """Records of several blocks as one frame (each holds the field columns its patterns extracted)."""
     import polars as pl
 
-    return pl.concat(frames) if frames else None
+    frames = [frame for frame in frames if frame is not None]
+    return pl.concat(frames, how="diagonal_relaxed") if frames else None
 
 
 class _BlockWork:
@@ -140,8 +142,8 @@ class _BlockWork:
         rows, patterns = self._candidates(np.searchsorted(lines, candidate_lines), anchors)
         matched = match_lines(texts, rows, patterns, self.catalog)
         winners = lines[matched["row"].to_numpy()]
-        events, covered = self._records(matched, winners, texts)
-        return BlockScan(events, self._parts(np.unique(hit_lines), winners, covered, events))
+        records, covered = self._records(matched, winners, texts)
+        return BlockScan(records, self._parts(np.unique(hit_lines), winners, covered))
 
     def _candidates(self, rows: np.ndarray, anchors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(row, pattern) for every pattern of every anchor a line holds, each pair once."""
@@ -156,8 +158,8 @@ class _BlockWork:
         return np.divmod(pairs, max(len(self.catalog.patterns), 1))[0], (pairs % max(len(self.catalog.patterns), 1)).astype(np.int32)
 
     def _records(self, matched: pl.DataFrame, winners: np.ndarray, texts: pl.Series) -> tuple[pl.DataFrame | None, np.ndarray]:
-        """The event rows of the matched lines (records: the line and the lines that continue it), and how many
-        lines each matched line's record covers (1 for a housekeeping line, which builds no row)."""
+        """The records of the matched lines (the line and the lines that continue it), and how many lines each
+        matched line's record covers (1 for a housekeeping line, which makes no record)."""
         import numpy as np
         import polars as pl
 
@@ -200,9 +202,10 @@ class _BlockWork:
             line=pl.Series(lines - first_of_file + 1, dtype=pl.Int64),
             file_node=pl.Series([self.files[f].node for f in file[events].tolist()], dtype=pl.String) if len(self.files) > 1
             else pl.lit(self.files[0].node, pl.String),
-            reader=pl.Series(file[events], dtype=pl.Int64),
+            reader=pl.Series([self.files[f].order for f in file[events].tolist()], dtype=pl.Int64) if len(self.files) > 1
+            else pl.lit(self.files[0].order, pl.Int64),
         )
-        return event_rows(records, self.catalog, {i: f.zone for i, f in enumerate(self.files)}), covered
+        return records, covered
 
     @functools.cached_property
     def _continuation_regex(self) -> str:
@@ -219,7 +222,7 @@ class _BlockWork:
         awkward = firsts.str.contains(f"^(?:{PYTHON_WHITESPACE}{'|' + prefixes if prefixes else ''})")
         return (nexts.str.contains(self._continuation_regex) | awkward).fill_null(False).to_numpy()
 
-    def _parts(self, hit_lines: np.ndarray, winners: np.ndarray, covered: np.ndarray, events: pl.DataFrame | None) -> list[tuple[int, Accounting, int]]:
+    def _parts(self, hit_lines: np.ndarray, winners: np.ndarray, covered: np.ndarray) -> list[tuple[int, Accounting, int]]:
         """Each file's accounting: every line in one bucket."""
         import numpy as np
 

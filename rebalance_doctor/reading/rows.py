@@ -34,32 +34,50 @@ def candidate_patterns(text: str, catalog: Catalog) -> list[MessagePattern]:
 def match_lines(texts: pl.Series, rows: np.ndarray, patterns: np.ndarray, catalog: Catalog) -> pl.DataFrame:
     """The winning pattern of each line that has one: ``rows[i]`` (a position in ``texts``) may be matched
     by pattern ``patterns[i]`` (an index in the catalog, which is its priority). Patterns are tried in
-    priority order, each over all its lines at once, and a line stops at its first match. The result:
-    ``row``, ``pattern`` and the extracted fields of each matched line (by column name, null where a group
-    took no part), in row order."""
+    priority order, each over all its lines, and a line stops at its first match. The result: ``row``,
+    ``pattern`` and the extracted fields of each matched line (by column name, null where a group took no
+    part), in row order.
+
+    The regexes run in Python's ``re`` (users' in ``regex``, time-limited): with their groups, a catalog
+    regex runs faster there than in polars' Rust engine, which also compiles it anew on every call."""
     import numpy as np
     import polars as pl
 
     order = np.lexsort((rows, patterns))
-    rows, patterns = rows[order], patterns[order]
-    done = np.zeros(len(texts), dtype=bool)
-    found = [pl.DataFrame(schema={"row": pl.Int64, "pattern": pl.Int32})]
-    bounds = (np.flatnonzero(np.diff(patterns)) + 1).tolist()
-    for start, stop in zip([0, *bounds], [*bounds, len(patterns)], strict=True) if len(patterns) else ():
-        index = int(patterns[start])
-        lines = rows[start:stop]
-        lines = lines[~done[lines]]
-        if not len(lines):
-            continue
-        pattern = catalog.patterns[index]
-        groups = texts.gather(lines).str.extract_groups(matched_regex(pattern.regex)).struct.unnest()
-        hit = groups[_MATCHED].is_not_null().to_numpy()
-        if not hit.any():
-            continue
-        done[lines[hit]] = True
-        taken = groups.filter(pl.Series(hit)).drop(_MATCHED).rename(FIELD_BY_GROUP, strict=False)
-        found.append(taken.with_columns(row=pl.Series(lines[hit], dtype=pl.Int64), pattern=pl.lit(index, pl.Int32)))
-    return pl.concat(found, how="diagonal").sort("row")
+    rows, patterns = rows[order].tolist(), patterns[order].tolist()
+    lines = texts.to_list()
+    done: set[int] = set()
+    found_rows: list[int] = []
+    found_patterns: list[int] = []
+    values: dict[str, list[str | None]] = {}
+    start = 0
+    while start < len(patterns):
+        index = patterns[start]
+        stop = start
+        while stop < len(patterns) and patterns[stop] == index:
+            stop += 1
+        search = catalog.patterns[index].compiled.search
+        for row in rows[start:stop]:
+            if row in done:
+                continue
+            m = search(lines[row])
+            if m is None:
+                continue
+            done.add(row)
+            for group, value in m.groupdict().items():
+                if value is not None:
+                    values.setdefault(FIELD_BY_GROUP[group], [None] * len(found_rows)).append(value)
+            found_rows.append(row)
+            found_patterns.append(index)
+            for column in values.values():
+                if len(column) < len(found_rows):
+                    column.append(None)
+        start = stop
+    matched = pl.DataFrame(
+        {"row": found_rows, "pattern": found_patterns, **values},
+        schema={"row": pl.Int64, "pattern": pl.Int32, **dict.fromkeys(values, pl.String)},
+    )
+    return matched.sort("row")
 
 
 _PATTERN_TABLES: dict[int, tuple[Catalog, pl.DataFrame]] = {}  # by the catalog's id (a catalog is not hashable)
@@ -93,25 +111,36 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _present(texts: pl.Series, entries: Sequence[Any]) -> list[Any]:
+    """The entries that can match some text: those whose required literal occurs in one (one Aho-Corasick
+    pass over the texts), and those that require none."""
+    literals = sorted({entry.required_text for entry in entries if entry.required_text})
+    found = set(texts.str.extract_many(literals, overlapping=True).explode().drop_nulls().unique().to_list()) if literals and len(texts) else set()
+    return [entry for entry in entries if not entry.required_text or entry.required_text in found]
+
+
 def classify_reasons(reasons: pl.Series, catalog: Catalog) -> pl.DataFrame:
     """The cause each reason text names (the first rule of patterns/reasons.yaml that matches it), with the
     member and instance it names: columns cause, member_id, instance_id (null where no rule matches)."""
+    import numpy as np
     import polars as pl
 
-    named = ("member_id", "instance_id")
-    result = pl.DataFrame({"row": pl.int_range(len(reasons), eager=True, dtype=pl.Int64)})
-    found = [pl.DataFrame(schema={"row": pl.Int64, "cause": pl.String, **dict.fromkeys(named, pl.String)})]
-    pending = pl.DataFrame({"row": result["row"], "reason": reasons}).filter(pl.col("reason") != "")
-    for rule in catalog.reasons:
+    found = {name: pl.Series(name, [None] * len(reasons), pl.String) for name in ("cause", "member_id", "instance_id")}
+    pending = np.flatnonzero((reasons.fill_null("") != "").to_numpy())
+    for rule in _present(reasons.gather(pending), catalog.reasons):
         if not len(pending):
             break
-        groups = pending.select("row", pl.col("reason").str.extract_groups(matched_regex(rule.regex)).alias("g")).unnest("g")
-        hit = groups[_MATCHED].is_not_null()
-        taken = groups.filter(hit).drop(_MATCHED).rename(FIELD_BY_GROUP, strict=False)
-        found.append(taken.select("row", *(name for name in named if name in taken.columns)).with_columns(cause=pl.lit(rule.cause)))
-        pending = pending.filter(~hit)
-    table = pl.concat(found, how="diagonal")
-    return result.join(table, on="row", how="left", maintain_order="left").drop("row")
+        candidates = reasons.gather(pending)
+        groups = candidates.str.extract_groups(matched_regex(rule.regex)).struct.unnest()
+        hit = groups[_MATCHED].is_not_null().to_numpy()
+        if not hit.any():
+            continue
+        rows, pending = pending[hit], pending[~hit]
+        found["cause"].scatter(rows, rule.cause)
+        for group in groups.columns:
+            if group != _MATCHED and FIELD_BY_GROUP.get(group) in found:
+                found[FIELD_BY_GROUP[group]].scatter(rows, groups[group].filter(pl.Series(hit)))
+    return pl.DataFrame(list(found.values()))
 
 
 def classify_reason(reason: str, catalog: Catalog) -> tuple[str, dict[str, str]] | None:
@@ -130,7 +159,7 @@ def _context_fields(messages: pl.Series, threads: pl.Series, catalog: Catalog) -
     prints it (``[orders-app-<uuid>-StreamThread-1]`` names a Streams application)."""
     fields: dict[str, pl.Series] = {}
     for texts in (messages, "[" + threads + "]"):
-        for prefix in catalog.context_prefixes:
+        for prefix in _present(texts, catalog.context_prefixes):
             groups = texts.str.extract_groups(matched_regex(prefix.regex)).struct.unnest().drop(_MATCHED)
             for group in groups.columns:
                 name = FIELD_BY_GROUP[group]
@@ -152,51 +181,53 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
     envelope = envelopes(matched, catalog, zones)
     context = _context_fields(envelope["message"], envelope["thread"], catalog)
     table = matched.join(_pattern_table(catalog), on="pattern", how="left", maintain_order="left")
-    columns: dict[str, pl.Series] = {}
+    reasons = _coalesced("reason", table, context, envelope)
+    causes = _coalesced("cause", table, context, envelope)
+    classified = classify_reasons(pl.select(pl.when(causes.is_null()).then(reasons)).to_series(), catalog)
+    sources = pl.DataFrame([
+        *(table[name] for name in table.columns), *(series.alias(f"context_{name}") for name, series in context.items()),
+        *(envelope[name].alias(f"envelope_{name}") for name in envelope.columns),
+        *(classified[name].alias(f"classified_{name}") for name in classified.columns),
+    ])
+    schema = polars_schema()
+    extracted = []
     for column in EXTRACTED:
         name = column.name
-        sources = [table[source] for source in (name, f"constant_{name}") if source in table.columns]
-        sources += [series for series in (context.get(name), envelope[name] if name in envelope.columns and name != "thread" else None)
-                    if series is not None]
-        if name == "thread":
-            sources.append(envelope["thread"])
-        columns[name] = pl.select(pl.coalesce(sources)).to_series() if sources else pl.Series(name, [None] * len(matched), pl.String)
-    reasons = columns["reason"]
-    unclassified = (reasons.is_not_null() & (reasons != "") & columns["cause"].is_null()).arg_true()
-    if len(unclassified):
-        classified = classify_reasons(reasons.gather(unclassified), catalog)
-        for name in ("cause", "member_id", "instance_id"):
-            columns[name] = columns[name].scatter(unclassified, columns[name].gather(unclassified).fill_null(classified[name]))
-    schema = polars_schema()
-    typed = {name: _typed(name, values, schema[name]) for name, values in columns.items()}
-    rows = pl.DataFrame({
-        "ts": envelope["ts"].cast(pl.Datetime("us")).dt.replace_time_zone("UTC"),
-        "file": table["file"],
-        "line": table["line"],
-        "node": pl.select(pl.coalesce(pl.when(envelope["node"] != "").then(envelope["node"]), table["file_node"])).to_series(),
-        "component": table["component"],
-        "kind": table["kind"],
-        "pattern_id": table["pattern_id"],
-        **typed,
-        "level": envelope["level"],
-        "logger": envelope["logger"],
-        "message": envelope["message"],
-        "raw": table["raw"],
-    })
+        order = [name, f"constant_{name}", f"context_{name}", f"envelope_{name}"] + ([f"classified_{name}"] if name in classified.columns else [])
+        present = [pl.col(source) for source in order if source in sources.columns]
+        extracted.append(_typed(name, pl.coalesce(present) if present else pl.lit(None, pl.String), schema[name]))
+    rows = sources.select(
+        pl.col("envelope_ts").cast(pl.Datetime("us")).dt.replace_time_zone("UTC").alias("ts"),
+        "file", "line",
+        pl.coalesce(pl.when(pl.col("envelope_node") != "").then("envelope_node"), "file_node").alias("node"),
+        "component", "kind", "pattern_id",
+        *extracted,
+        pl.col("envelope_level").alias("level"), pl.col("envelope_logger").alias("logger"), pl.col("envelope_message").alias("message"),
+        "raw",
+    )
     return rows.select(pl.col(name).cast(schema[name]) for name in COLUMN_NAMES)
 
 
-def _typed(name: str, values: pl.Series, dtype: pl.DataType) -> pl.Series:
+def _coalesced(name: str, table: pl.DataFrame, context: dict[str, pl.Series], envelope: pl.DataFrame) -> pl.Series:
+    """A text field as the row will hold it before any cause is worked out (see :func:`event_rows`)."""
+    import polars as pl
+
+    sources = [table[source] for source in (name, f"constant_{name}") if source in table.columns]
+    sources += [series for series in (context.get(name), envelope[name] if name in envelope.columns else None) if series is not None]
+    return pl.select(pl.coalesce(sources)).to_series() if sources else pl.Series(name, [None] * len(table), pl.String)
+
+
+def _typed(name: str, value: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     """An extracted column in its schema type: integers from their text (a negative generation is the
     clients' "none yet" placeholder, not a generation), a leader flag from its word."""
     import polars as pl
 
     if name == "leader":
-        return values.str.to_lowercase().is_in(_LEADER_WORDS).alias(name) if values.dtype == pl.String else values.cast(pl.Boolean)
+        return value.cast(pl.String).str.to_lowercase().is_in(_LEADER_WORDS).alias(name)
     if name in INTEGER_FIELDS:
-        numbers = values.cast(pl.String).str.strip_chars().cast(pl.Int64, strict=False)
-        return pl.select(pl.when(numbers >= 0).then(numbers)).to_series().alias(name) if name == "generation" else numbers.alias(name)
-    return values.cast(dtype)
+        number = value.cast(pl.String).str.strip_chars().cast(pl.Int64, strict=False)
+        return (pl.when(number >= 0).then(number) if name == "generation" else number).alias(name)
+    return value.cast(dtype).alias(name)
 
 
 def match_one(line: str, catalog: Catalog, zone: tzinfo | None = None, file: str = "-", file_node: str = "stdin") -> dict[str, Any] | None:

@@ -11,26 +11,46 @@ scan processes start, and they need not wait for polars' slow import.
 from __future__ import annotations
 
 import fnmatch
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
+from ..catalog import Catalog
 from ..catalog.schema import empty_table
+from ..reading.kernel import concat_records
+from ..reading.rows import event_rows
 
 if TYPE_CHECKING:
     import polars as pl
 
 
 class TableBuilder:
-    """Collects the events of an engine's scans (DataFrames of the schema's columns) into one table."""
+    """Makes the event table of an engine's records (see :class:`~..reading.kernel.BlockScan`): their rows
+    are made many blocks' records at a time, where each polars call costs little per row, and at most
+    BATCH_ROWS at a time, so the records waiting take little memory."""
 
-    def __init__(self) -> None:
+    BATCH_ROWS = 100_000
+
+    def __init__(self, catalog: Catalog, zones: dict[int, tzinfo]) -> None:
+        self.catalog, self.zones = catalog, zones
         self._frames: list[pl.DataFrame] = []
+        self._pending: list[pl.DataFrame] = []
+        self._pending_rows = 0
 
-    def add(self, events: pl.DataFrame) -> None:
-        self._frames.append(events)
+    def add(self, records: pl.DataFrame) -> None:
+        self._pending.append(records)
+        self._pending_rows += len(records)
+        if self._pending_rows >= self.BATCH_ROWS:
+            self._make_rows()
+
+    def _make_rows(self) -> None:
+        records = concat_records(self._pending)
+        if records is not None:
+            self._frames.append(event_rows(records, self.catalog, self.zones))
+            self._pending, self._pending_rows = [], 0
 
     def build(self, file_order: dict[str, int]) -> pl.DataFrame:
         """One DataFrame with exactly the schema's columns and dtypes, sorted canonically."""
+        self._make_rows()
         if not self._frames:
             return empty_table()
         return canonical_sort(self._take_frames(), file_order)

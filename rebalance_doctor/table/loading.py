@@ -11,7 +11,7 @@ import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog
@@ -90,18 +90,19 @@ def load(
         paths = [paths]
     patterns, tz, groups, members = (_one_or_many(value) for value in (patterns, tz, groups, members))
     catalog = catalog or checked_catalog(patterns)
-    event_rows = TableBuilder()
     if engine == "polars":
         expansion = _without(expand([os.fspath(path) for path in paths]), exclude)
         zones, told = zones_for(expansion.sources, tuple(tz))
-        scans = _scan_polars(expansion, catalog, zones, collect_unmatched, progress, event_rows)
+        event_rows = TableBuilder(catalog, zones)
+        scans = _scan_polars(expansion, catalog, collect_unmatched, progress, event_rows)
     elif engine == "spark":
         from ..engines.spark import SparkScanner, SparkSettings, spark_session
 
         scanner = SparkScanner(catalog, spark_session(spark or SparkSettings()), collect_unmatched)
         expansion = scanner.expand([os.fspath(path) for path in paths])
         zones, told = zones_for(expansion.sources, tuple(tz))
-        scans = scanner.scan(expansion.sources, zones, event_rows.add)
+        event_rows = TableBuilder(catalog, zones)
+        scans = scanner.scan(expansion.sources, event_rows.add)
         if progress is not None:
             size = sum(source.size for source in expansion.sources)
             progress(size, size)
@@ -132,7 +133,6 @@ def _one_or_many(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
 def _scan_polars(
     expansion: Expansion,
     catalog: Catalog,
-    zones: dict[int, tzinfo],
     collect_unmatched: bool,
     progress: Callable[[int, int], None] | None,
     event_rows: TableBuilder,
@@ -147,4 +147,4 @@ def _scan_polars(
         if progress is not None:
             progress(done, total)
 
-    return scanner.scan(expansion.sources, zones, event_rows.add, file_done)
+    return scanner.scan(expansion.sources, event_rows.add, file_done)
