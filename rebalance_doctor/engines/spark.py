@@ -4,8 +4,8 @@ On the cluster, per line: the literal prefilter (``contains`` per catalog anchor
 pattern (priority order, ``rlike``) and its groups (``regexp_extract`` by group index), the flags of
 the line accounting, and whether the line could continue a matched record. No Python runs there.
 The cluster sends back per-block line counts and the few lines that matter; the driver numbers
-them, decides record extents and builds event rows with the polars engine's own code
-(:mod:`.extent`, :func:`.events.build_event`), so both engines give the same event table.
+them, decides record extents and hands the records to the polars engine's own row code
+(:func:`..reading.rows.event_rows`, through the table builder), so both engines give the same event table.
 """
 
 from __future__ import annotations

@@ -120,7 +120,6 @@ def _parse_timestamp(text: str, fmt: str | None, zone: tzinfo) -> datetime | Non
 
 
 
-ENVELOPE_COLUMNS = ("ts", "level", "logger", "thread", "node", "message")
 _WHOLE = "rdWhole"  # a group around a whole prefix: where the rest of the line starts
 _MATCHED = "rdMatched"  # an empty group first in a regex: not null exactly where it matched
 

@@ -1,12 +1,12 @@
-"""The scan kernel: one byte block of raw lines → event rows (a polars DataFrame) plus each file's line accounting.
+"""The scan kernel: one byte block of raw lines → records (a polars DataFrame) plus each file's line accounting.
 
 Engine-neutral: whatever reads the bytes (a scan process of the polars engine, a Spark task) hands blocks
 to :meth:`Kernel.scan`. It works a batch at a time, never a Python function per event:
 
 - one literal prefilter pass over the raw block finds the hit lines (:mod:`.prefilter`);
-- lines are numbered and cut out of the block with numpy offsets and Arrow (:class:`.lines.Lines`);
+- lines are numbered and cut out of the block with numpy (:class:`.lines.Lines`);
 - hit lines are grouped by the patterns their anchors select, and each pattern's regex runs over its whole
-  group at once, in priority order (:func:`.rows.match_lines`);
+  group in one loop, in priority order (:func:`.rows.match_lines`);
 - what a record's row needs besides (envelope, context prefixes, constants, causes, types) is worked out
   later over many blocks' records at once (:func:`.rows.event_rows`), where a polars call costs little per row;
 - a record's extent is decided on its next line, column-wise; only records whose next line could continue

@@ -1,5 +1,5 @@
 """Lines in a byte block: numbering (numpy over the newlines), decoding only the few non-ASCII lines,
-and the text of a hit line and its neighbours, NUL padding and CRs left out."""
+and the texts of many lines at once (and of a record's followers), NUL padding and CRs left out."""
 
 from __future__ import annotations
 
@@ -68,12 +68,6 @@ def lines_after(block: bytes, newline: int, count: int) -> Iterator[str]:
         stop = len(block) if stop < 0 else stop
         yield line_text(block, start, stop)
         start = stop + 1
-
-
-def line_before(block: bytes, start: int, file_start: int) -> str | None:
-    if start == file_start:
-        return None
-    return line_text(block, block.rfind(NEWLINE, 0, start - 1) + 1, start - 1)
 
 
 def unreadable_offsets(block: bytes, ranges: list[tuple[int, int]]) -> list[int]:

@@ -49,35 +49,44 @@ def match_lines(texts: pl.Series, rows: np.ndarray, patterns: np.ndarray, catalo
     done: set[int] = set()
     found_rows: list[int] = []
     found_patterns: list[int] = []
-    values: dict[str, list[str | None]] = {}
+    columns: dict[str, list[str | None]] = {}
     start = 0
     while start < len(patterns):
         index = patterns[start]
         stop = start
         while stop < len(patterns) and patterns[stop] == index:
             stop += 1
-        search = catalog.patterns[index].compiled.search
+        pattern = catalog.patterns[index]
+        search = pattern.compiled.search
+        matched_rows, groups = [], []
         for row in rows[start:stop]:
-            if row in done:
-                continue
-            m = search(lines[row])
-            if m is None:
-                continue
-            done.add(row)
-            for group, value in m.groupdict().items():
-                if value is not None:
-                    values.setdefault(FIELD_BY_GROUP[group], [None] * len(found_rows)).append(value)
-            found_rows.append(row)
-            found_patterns.append(index)
-            for column in values.values():
-                if len(column) < len(found_rows):
-                    column.append(None)
+            if row not in done and (m := search(lines[row])) is not None:
+                done.add(row)
+                matched_rows.append(row)
+                groups.append(m.groups())
+        if matched_rows:
+            names, positions = _named_groups(pattern)
+            by_position = list(zip(*groups, strict=True))  # per group of the regex, its value on each line
+            values = {name: list(by_position[position]) for name, position in zip(names, positions, strict=True)}
+            for name, column in columns.items():
+                column += values.pop(name) if name in values else [None] * len(matched_rows)
+            for name, column in values.items():  # a field first seen in this pattern
+                columns[name] = [None] * len(found_rows) + column
+            found_rows += matched_rows
+            found_patterns += [index] * len(matched_rows)
         start = stop
     matched = pl.DataFrame(
-        {"row": found_rows, "pattern": found_patterns, **values},
-        schema={"row": pl.Int64, "pattern": pl.Int32, **dict.fromkeys(values, pl.String)},
+        {"row": found_rows, "pattern": found_patterns, **columns},
+        schema={"row": pl.Int64, "pattern": pl.Int32, **dict.fromkeys(columns, pl.String)},
     )
     return matched.sort("row")
+
+
+def _named_groups(pattern: MessagePattern) -> tuple[list[str], list[int]]:
+    """The columns a pattern's named groups fill, and the groups' positions in ``Match.groups()``."""
+    index = pattern.compiled.groupindex
+    names = sorted(index, key=index.__getitem__)
+    return [FIELD_BY_GROUP[name] for name in names], [index[name] - 1 for name in names]
 
 
 _PATTERN_TABLES: dict[int, tuple[Catalog, pl.DataFrame]] = {}  # by the catalog's id (a catalog is not hashable)

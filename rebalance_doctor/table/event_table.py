@@ -28,7 +28,7 @@ class TableBuilder:
     are made many blocks' records at a time, where each polars call costs little per row, and at most
     BATCH_ROWS at a time, so the records waiting take little memory."""
 
-    BATCH_ROWS = 100_000
+    BATCH_ROWS = 20_000
 
     def __init__(self, catalog: Catalog, zones: dict[int, tzinfo]) -> None:
         self.catalog, self.zones = catalog, zones
