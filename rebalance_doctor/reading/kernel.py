@@ -135,8 +135,8 @@ class _BlockWork:
         hits = self.kernel.prefilter.hits(self.block)
         hit_lines = self.lines.holding(hits.at)
         with_anchor = hits.anchor >= 0
-        anchored = np.unique(hit_lines[with_anchor].astype(np.int64) * len(self.catalog.anchors) + hits.anchor[with_anchor])
-        candidate_lines, anchors = np.divmod(anchored, max(len(self.catalog.anchors), 1))
+        anchor_count = max(len(self.catalog.anchors), 1)
+        candidate_lines, anchors = np.divmod(np.unique(hit_lines[with_anchor].astype(np.int64) * anchor_count + hits.anchor[with_anchor]), anchor_count)
         lines = np.unique(candidate_lines)
         texts = self.lines.texts(lines)
         rows, patterns = self._candidates(np.searchsorted(lines, candidate_lines), anchors)
@@ -154,8 +154,9 @@ class _BlockWork:
         row_of_pair = np.repeat(rows, counts)
         first = np.repeat(starts[anchors] - np.cumsum(counts) + counts, counts)  # each pair's position in by_anchor, less its own rank
         patterns = by_anchor[first + np.arange(len(row_of_pair))]
-        pairs = np.unique(row_of_pair.astype(np.int64) * len(self.catalog.patterns) + patterns)
-        return np.divmod(pairs, max(len(self.catalog.patterns), 1))[0], (pairs % max(len(self.catalog.patterns), 1)).astype(np.int32)
+        pattern_count = max(len(self.catalog.patterns), 1)
+        rows, patterns = np.divmod(np.unique(row_of_pair.astype(np.int64) * pattern_count + patterns), pattern_count)
+        return rows, patterns.astype(np.int32)
 
     def _records(self, matched: pl.DataFrame, winners: np.ndarray, texts: pl.Series) -> tuple[pl.DataFrame | None, np.ndarray]:
         """The records of the matched lines (the line and the lines that continue it), and how many lines each
@@ -197,21 +198,20 @@ class _BlockWork:
             text=first.gather(events),
             previous=previous,
             raw=raw.gather(events),
-            file=pl.Series([self.files[f].display for f in file[events].tolist()], dtype=pl.String) if len(self.files) > 1
-            else pl.lit(self.files[0].display, pl.String),
+            file=self._per_event_file("display", pl.String),
             line=pl.Series(lines - first_of_file + 1, dtype=pl.Int64),
-            file_node=pl.Series([self.files[f].node for f in file[events].tolist()], dtype=pl.String) if len(self.files) > 1
-            else pl.lit(self.files[0].node, pl.String),
-            reader=pl.Series([self.files[f].order for f in file[events].tolist()], dtype=pl.Int64) if len(self.files) > 1
-            else pl.lit(self.files[0].order, pl.Int64),
+            file_node=self._per_event_file("node", pl.String),
+            reader=self._per_event_file("order", pl.Int64),
         )
         return records, covered
 
-    @functools.cached_property
-    def _continuation_regex(self) -> str:
-        """A line that may continue the record above (a superset of :func:`record_lines`' test): indented,
-        or a stack trace's header or cause."""
-        return f"^(?:{PYTHON_WHITESPACE}|{STACK_CAUSE}|{EXCEPTION_HEADER})"
+    def _per_event_file(self, attribute: str, dtype: pl.DataType) -> pl.Expr | pl.Series:
+        """One attribute of each event's file (a constant when the block holds one file)."""
+        import polars as pl
+
+        if len(self.files) == 1:
+            return pl.lit(getattr(self.files[0], attribute), dtype)
+        return pl.Series([getattr(self.files[f], attribute) for f in self.event_files.tolist()], dtype=dtype)
 
     def _may_continue(self, firsts: pl.Series, nexts: pl.Series) -> np.ndarray:
         """Whether each record's next line could continue it; when the record itself is indented or starts
@@ -220,7 +220,7 @@ class _BlockWork:
 
         prefixes = "|".join(f"(?:{uncaptured(p.regex)})" for p in self.catalog.node_prefixes)
         awkward = firsts.str.contains(f"^(?:{PYTHON_WHITESPACE}{'|' + prefixes if prefixes else ''})")
-        return (nexts.str.contains(self._continuation_regex) | awkward).fill_null(False).to_numpy()
+        return (nexts.str.contains(_MAY_CONTINUE) | awkward).fill_null(False).to_numpy()
 
     def _parts(self, hit_lines: np.ndarray, winners: np.ndarray, covered: np.ndarray) -> list[tuple[int, Accounting, int]]:
         """Each file's accounting: every line in one bucket."""
@@ -245,6 +245,10 @@ class _BlockWork:
             cut_lines = list(zip((here[3] - first + 1).tolist(), sizes.tolist(), strict=True))
             parts.append((file.order, Accounting(buckets, unmatched, cut_lines), event_counts[i]))
         return parts
+
+
+# a line that may continue the record above (a superset of record_lines' test): indented, or a stack trace's header or cause
+_MAY_CONTINUE = f"^(?:{PYTHON_WHITESPACE}|{STACK_CAUSE}|{EXCEPTION_HEADER})"
 
 
 def _within(found: np.ndarray, first: int, last: int) -> np.ndarray:
