@@ -190,40 +190,33 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
     envelope = envelopes(matched, catalog, zones)
     context = _context_fields(envelope["message"], envelope["thread"], catalog)
     table = matched.join(_pattern_table(catalog), on="pattern", how="left", maintain_order="left")
-    reasons = _coalesced("reason", table, context, envelope)
-    causes = _coalesced("cause", table, context, envelope)
-    classified = classify_reasons(pl.select(pl.when(causes.is_null()).then(reasons)).to_series(), catalog)
     sources = pl.DataFrame([
         *(table[name] for name in table.columns), *(series.alias(f"context_{name}") for name, series in context.items()),
         *(envelope[name].alias(f"envelope_{name}") for name in envelope.columns),
-        *(classified[name].alias(f"classified_{name}") for name in classified.columns),
     ])
+    texts = sources.select(_field_text(column.name, sources.columns) for column in EXTRACTED)
+    classified = classify_reasons(texts.select(pl.when(pl.col("cause").is_null()).then("reason")).to_series(), catalog)
+    texts = texts.with_columns(pl.col(name).fill_null(classified[name]) for name in classified.columns)
     schema = polars_schema()
-    extracted = []
-    for column in EXTRACTED:
-        name = column.name
-        order = [name, f"constant_{name}", f"context_{name}", f"envelope_{name}"] + ([f"classified_{name}"] if name in classified.columns else [])
-        present = [pl.col(source) for source in order if source in sources.columns]
-        extracted.append(_typed(name, pl.coalesce(present) if present else pl.lit(None, pl.String), schema[name]))
-    rows = sources.select(
+    rows = pl.concat([sources, texts.rename(lambda name: f"field_{name}")], how="horizontal").select(
         pl.col("envelope_ts").cast(pl.Datetime("us")).dt.replace_time_zone("UTC").alias("ts"),
         "file", "line",
         pl.coalesce(pl.when(pl.col("envelope_node") != "").then("envelope_node"), "file_node").alias("node"),
         "component", "kind", "pattern_id",
-        *extracted,
+        *(_typed(column.name, pl.col(f"field_{column.name}"), schema[column.name]) for column in EXTRACTED),
         pl.col("envelope_level").alias("level"), pl.col("envelope_logger").alias("logger"), pl.col("envelope_message").alias("message"),
         "raw",
     )
     return rows.select(pl.col(name).cast(schema[name]) for name in COLUMN_NAMES)
 
 
-def _coalesced(name: str, table: pl.DataFrame, context: dict[str, pl.Series], envelope: pl.DataFrame) -> pl.Series:
-    """A text field as the row will hold it before any cause is worked out (see :func:`event_rows`)."""
+def _field_text(name: str, columns: list[str]) -> pl.Expr:
+    """A field's text: the message's own group, else the pattern's constant, else a context prefix, else the
+    envelope (a JSON key of the record; the thread)."""
     import polars as pl
 
-    sources = [table[source] for source in (name, f"constant_{name}") if source in table.columns]
-    sources += [series for series in (context.get(name), envelope[name] if name in envelope.columns else None) if series is not None]
-    return pl.select(pl.coalesce(sources)).to_series() if sources else pl.Series(name, [None] * len(table), pl.String)
+    present = [pl.col(source) for source in (name, f"constant_{name}", f"context_{name}", f"envelope_{name}") if source in columns]
+    return (pl.coalesce(present) if present else pl.lit(None, pl.String)).cast(pl.String).alias(name)
 
 
 def _typed(name: str, value: pl.Expr, dtype: pl.DataType) -> pl.Expr:
