@@ -9,6 +9,7 @@ engine would then silently miss lines, or Spark would produce a different event 
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,6 +18,7 @@ import polars as pl
 import pytest
 
 from rebalance_doctor.catalog import compile_portable, load_catalog, portability_problems
+from rebalance_doctor.catalog.dialect import ordered_union
 from rebalance_doctor.catalog.schema import FIELD_BY_GROUP
 
 from support import ROOT
@@ -145,3 +147,32 @@ def test_a_regex_that_does_not_compile_stops_loading_at_its_line(tmp_path: Path)
     )
     with pytest.raises(CatalogError, match=r"site\.yaml:3: regex does not compile"):
         load_catalog((str(tmp_path),))
+
+
+def _first_layout(line: str, layouts) -> tuple[int, dict] | None:
+    for index, layout in enumerate(layouts):
+        m = layout.compiled.match(line)
+        if m is not None:
+            return index, m.groupdict()
+    return None
+
+
+def test_the_layouts_as_one_regex_pick_the_layout_trying_each_in_turn_picks():
+    """Scenario: a line's envelope. The scan tries every layout in one regex; it must pick the first layout in
+    catalog order that matches, with the same groups, as trying the layouts one by one would."""
+    lines = [text for _, _, text in CASES]
+    lines += [line for path in sorted((ROOT / "tests" / "fixtures" / "corpus").glob("*.log")) for line in path.read_text(errors="replace").splitlines()[:300]]
+    for union in (CATALOG.line_layouts, CATALOG.header_layouts):
+        picked = 0
+        for line in lines:
+            m = union.pattern.match(line)
+            found = None if m is None else (union.layout_of[m.lastindex], {name: m.group(number) for name, number in union.groups[union.layout_of[m.lastindex]].items()})
+            assert found == _first_layout(line, union.layouts), line
+            picked += found is not None
+        assert picked
+
+
+def test_a_leading_inline_flag_still_applies_inside_the_union():
+    union = re.compile(ordered_union(["^(?i)broker (?<msg>.*)", "^(?<msg>.*)"]))
+    m = union.match("BROKER says hi")
+    assert (m.lastgroup, m["msg_0"]) == ("rdAlt0", "says hi")

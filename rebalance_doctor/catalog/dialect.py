@@ -129,6 +129,22 @@ def uncaptured(pattern: str) -> str:
     return _named_groups_as(pattern.removeprefix("^"), lambda name: "(?:")
 
 
+_LEADING_FLAGS = re.compile(r"(\^?)\(\?([imsx]+)\)")
+
+
+def ordered_union(patterns: list[str]) -> str:
+    """Several regexes as one alternation, each in a group ``rdAlt<i>`` with its named groups renamed
+    ``<name>_<i>``: matched at a line's start it finds what trying each in turn finds (the first that
+    matches wins), and a match's ``lastindex`` is the number of the winner's outer group. A leading
+    inline flag becomes a scoped one, which an alternation allows."""
+    branches = []
+    for i, pattern in enumerate(patterns):
+        pattern = _LEADING_FLAGS.sub(lambda m: f"{m[1]}(?{m[2]}:", pattern, count=1) + ")" * bool(_LEADING_FLAGS.match(pattern))
+        body = _named_groups_as(pattern, lambda name, i=i: f"(?P<{name}_{i}>")
+        branches.append(f"(?P<rdAlt{i}>{body})")
+    return "(?:" + "|".join(branches) + ")"
+
+
 def compile_portable(pattern: str) -> re.Pattern:
     """A portable regex compiled by Python's ``re``, which spells named groups ``(?P<name>…)``: the dialect
     means the same there, and ``re`` compiles and matches faster than the ``regex`` module (docs/performance.md)."""

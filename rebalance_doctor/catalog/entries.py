@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .dialect import BoundedPattern, compile_portable, required_text, uncaptured
+from .dialect import BoundedPattern, compile_portable, ordered_union, required_text, uncaptured
 from .schema import INTEGER_FIELDS
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "patterns"  # package data: the YAML ships in the wheel
@@ -81,6 +81,35 @@ class Layout(RegexEntry):
     ts_format: str | None = None
     header: bool = False  # the line before the message carries the timestamp (java.util.logging)
     last_resort: bool = False  # tried after every other layout, whichever file defines them
+
+
+@dataclass(frozen=True)
+class LayoutUnion:
+    """Layouts as one regex (:func:`.dialect.ordered_union`): one match per line finds the first layout, in
+    catalog order, that matches it. ``layout_of[n]`` is the layout whose outer group is number ``n`` (a
+    match's ``lastindex``) and ``groups[i]`` the numbers of layout ``i``'s named groups, by name."""
+
+    layouts: tuple[Layout, ...]
+    pattern: re.Pattern | BoundedPattern
+    layout_of: dict[int, int]
+    groups: tuple[dict[str, int], ...]
+
+    @classmethod
+    def of(cls, layouts: list[Layout]) -> LayoutUnion:
+        regex = ordered_union([layout.regex for layout in layouts])
+        user = next((layout for layout in layouts if not Path(layout.path).is_relative_to(BUNDLED_DIR)), None)
+        if user is None:
+            pattern: re.Pattern | BoundedPattern = re.compile(regex)
+        else:  # a user's layout in the union: the union runs under the same time limit as that layout alone
+            import regex as regex_module
+
+            pattern = BoundedPattern(regex_module.compile(regex), user)
+        index = pattern.groupindex
+        groups = tuple(
+            {name.removesuffix(f"_{i}"): number for name, number in index.items() if name.endswith(f"_{i}") and not name.startswith("rdAlt")}
+            for i in range(len(layouts))
+        )
+        return cls(tuple(layouts), pattern, {index[f"rdAlt{i}"]: i for i in range(len(layouts))}, groups)
 
 
 @dataclass(frozen=True)
@@ -167,6 +196,26 @@ class Catalog:
     def node_prefixes(self) -> list[ContextPrefix]:
         """The outer prefixes that name a node (docker-compose, kubectl --prefix)."""
         return [p for p in self.outer_prefixes if "(?<node>" in p.regex]
+
+    @functools.cached_property
+    def line_layouts(self) -> LayoutUnion:
+        """The layouts of a record's line, as one regex."""
+        return LayoutUnion.of([layout for layout in self.layouts if not layout.header])
+
+    @functools.cached_property
+    def header_layouts(self) -> LayoutUnion:
+        """The layouts of a header line before a record (java.util.logging), as one regex."""
+        return LayoutUnion.of([layout for layout in self.layouts if layout.header])
+
+    @functools.cached_property
+    def record_layouts(self) -> list[Layout]:
+        """Layouts that start a timestamped record (message-only logs have none: only indented lines can
+        be told to continue them)."""
+        return [
+            layout
+            for layout in self.layouts
+            if not layout.header and "(?<ts>" in layout.regex and not layout.regex.startswith("^.{")
+        ]
 
     @functools.cached_property
     def priority(self) -> dict[str, int]:

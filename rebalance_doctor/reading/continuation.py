@@ -55,19 +55,9 @@ class _StartsLikeRecord:
         return bool(self.layout.compiled.match(line[len(self.prefix) :]))
 
 
-def _record_layouts(catalog: Catalog) -> list[Layout]:
-    """Layouts that start a timestamped record (message-only logs have none: only indented lines
-    can be told to continue them)."""
-    return [
-        layout
-        for layout in catalog.layouts
-        if not layout.header and "(?<ts>" in layout.regex and not layout.regex.startswith("^.{")
-    ]
-
-
 def _record_layout(line: str, catalog: Catalog) -> _StartsLikeRecord | None:
     prefix = node_prefix(line, catalog)
-    for layout in _record_layouts(catalog):
+    for layout in catalog.record_layouts:
         if layout.compiled.match(line.removeprefix(prefix)):
             return _StartsLikeRecord(layout, prefix)
     return None
@@ -112,7 +102,7 @@ class ContinuationHints:
     def of(cls, catalog: Catalog) -> ContinuationHints:
         prefixes = "|".join(uncaptured(p.regex) for p in catalog.outer_prefixes if "(?<node>" in p.regex)
         optional_prefix = f"(?:{prefixes})?" if prefixes else ""
-        starts = "|".join(uncaptured(layout.regex) for layout in _record_layouts(catalog))
+        starts = "|".join(uncaptured(layout.regex) for layout in catalog.record_layouts)
         headers = "|".join(uncaptured(layout.regex) for layout in catalog.layouts if layout.header)
         return cls(
             may_continue=f"^{optional_prefix}{PYTHON_WHITESPACE}|{STACK_CAUSE}|^{optional_prefix}{EXCEPTION_HEADER}",

@@ -177,13 +177,18 @@ class _BlockWork:
         if follows.any():
             indexes = np.flatnonzero(follows)
             may_continue = self._may_continue(first.gather(indexes), self.lines.texts(winners[indexes] + 1)) | multiline[pattern[indexes]]
-            for i in indexes[may_continue].tolist():
-                line = int(winners[i])
-                record = record_lines(
-                    first[i], lines_after(self.block, int(self.lines.ends(np.array([line]))[0]), int(followers[i])), bool(multiline[pattern[i]]), self.catalog
-                )
-                covered[i] = len(record)
-                raw[i] = "\n".join(record)
+            chosen = indexes[may_continue]
+            longer, whole = [], []
+            for i, text, end, count, several in zip(
+                chosen.tolist(), first.gather(chosen).to_list(), self.lines.ends(winners[chosen]).tolist(),
+                followers[chosen].tolist(), multiline[pattern[chosen]].tolist(), strict=True,
+            ):
+                record = record_lines(text, lines_after(self.block, end, count), several, self.catalog)
+                if len(record) > 1:
+                    covered[i] = len(record)
+                    longer.append(i)
+                    whole.append("\n".join(record))
+            raw.scatter(longer, whole)
         events = np.flatnonzero(rows)
         self.event_files = file[events]
         if not len(events):

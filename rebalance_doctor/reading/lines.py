@@ -121,22 +121,14 @@ class Lines:
         return self._ends[indexes]
 
     def texts(self, indexes: np.ndarray) -> pl.Series:
-        """The text of each line (ascending, distinct indexes) as :func:`line_text` reads it, in one column:
-        the lines' bytes are gathered by numpy, decoded at once and split by polars, not one by one."""
+        """The text of each line (ascending, distinct indexes) as :func:`line_text` reads it, in one column.
+        Slicing and decoding line by line in one comprehension beat a numpy gather and a polars split,
+        whose fixed costs weigh more than the work at the hundreds of lines a block has."""
         import numpy as np
         import polars as pl
 
-        if not len(indexes):
-            return pl.Series(dtype=pl.String)
         starts = self.starts(indexes)
         ends = np.minimum(self.ends(indexes), starts + MAX_LINE_BYTES)
-        lengths = ends - starts
-        # each line with the byte after it, a newline (or, for a line cut short or the block's last, turned into one)
-        spans = lengths + 1
-        total = int(spans.sum())
-        positions = np.repeat(starts - (np.cumsum(spans) - spans), spans) + np.arange(total)
-        data = np.frombuffer(self.block, np.uint8)[np.minimum(positions, len(self.block) - 1)]
-        data[np.cumsum(spans) - 1] = NEWLINE[0]
-        text = data.tobytes().decode("utf-8", errors="ignore")  # only a character cut at MAX_LINE_BYTES is not UTF-8
-        lines = pl.Series([text]).str.split("\n").explode().head(len(indexes))
-        return lines.str.strip_suffix("\r").str.strip_chars_start("\x00")
+        block = self.block
+        texts = [block[a:b].decode("utf-8", errors="ignore").removesuffix("\r").lstrip("\x00") for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        return pl.Series(texts, dtype=pl.String)

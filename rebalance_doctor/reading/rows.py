@@ -8,6 +8,7 @@ function per event.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
@@ -47,17 +48,11 @@ def match_lines(texts: pl.Series, rows: np.ndarray, patterns: np.ndarray, catalo
     rows, patterns = rows[order].tolist(), patterns[order].tolist()
     lines = texts.to_list()
     done: set[int] = set()
-    found_rows: list[int] = []
-    found_patterns: list[int] = []
-    columns: dict[str, list[str | None]] = {}
+    found: list[tuple[int, list[int], list[tuple]]] = []  # each pattern's index, matched rows and groups
     start = 0
     while start < len(patterns):
-        index = patterns[start]
-        stop = start
-        while stop < len(patterns) and patterns[stop] == index:
-            stop += 1
-        pattern = catalog.patterns[index]
-        search = pattern.compiled.search
+        stop = bisect.bisect_right(patterns, patterns[start], start)
+        search = catalog.patterns[patterns[start]].compiled.search
         matched_rows, groups = [], []
         for row in rows[start:stop]:
             if row not in done and (m := search(lines[row])) is not None:
@@ -65,18 +60,24 @@ def match_lines(texts: pl.Series, rows: np.ndarray, patterns: np.ndarray, catalo
                 matched_rows.append(row)
                 groups.append(m.groups())
         if matched_rows:
-            names, positions = _named_groups(pattern)
-            by_position = list(zip(*groups, strict=True))  # per group of the regex, its value on each line
-            values = {name: list(by_position[position]) for name, position in zip(names, positions, strict=True)}
-            for name, column in columns.items():
-                column += values.pop(name) if name in values else [None] * len(matched_rows)
-            for name, column in values.items():  # a field first seen in this pattern
-                columns[name] = [None] * len(found_rows) + column
-            found_rows += matched_rows
-            found_patterns += [index] * len(matched_rows)
+            found.append((patterns[start], matched_rows, groups))
         start = stop
+    total = sum(len(matched_rows) for _, matched_rows, _ in found)
+    columns: dict[str, list[str | None]] = {}
+    offset = 0
+    for index, matched_rows, groups in found:
+        count = len(matched_rows)
+        by_position = list(zip(*groups, strict=True))  # per group of the regex, its value on each line
+        for name, position in zip(*_named_groups(catalog.patterns[index]), strict=True):
+            column = columns.setdefault(name, [None] * total)
+            column[offset : offset + count] = by_position[position]
+        offset += count
     matched = pl.DataFrame(
-        {"row": found_rows, "pattern": found_patterns, **columns},
+        {
+            "row": [row for _, matched_rows, _ in found for row in matched_rows],
+            "pattern": [index for index, matched_rows, _ in found for _ in matched_rows],
+            **columns,
+        },
         schema={"row": pl.Int64, "pattern": pl.Int32, **dict.fromkeys(columns, pl.String)},
     )
     return matched.sort("row")
