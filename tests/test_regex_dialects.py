@@ -166,7 +166,8 @@ def test_the_layouts_as_one_regex_pick_the_layout_trying_each_in_turn_picks():
         picked = 0
         for line in lines:
             m = union.pattern.match(line)
-            found = None if m is None else (union.layout_of[m.lastindex], {name: m.group(number) for name, number in union.groups[union.layout_of[m.lastindex]].items()})
+            index = None if m is None else union.layout_of[m.lastindex]
+            found = None if m is None else (index, {name: m.group(number) for name, number in union.groups[index].items()})
             assert found == _first_layout(line, union.layouts), line
             picked += found is not None
         assert picked

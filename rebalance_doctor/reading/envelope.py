@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import json.scanner
 import os
 import re
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -227,17 +228,118 @@ def _json_field_names(catalog: Catalog) -> list[str]:
 
 def _json_records(texts: pl.Series, zones: pl.Series, catalog: Catalog, zone_by_name: dict[str, tzinfo]) -> pl.DataFrame:
     """Per line that is a JSON record (starts with '{'): its message, envelope and fields (null elsewhere)."""
+
+    rows = texts.str.starts_with("{").fill_null(False).arg_true()
+    layers = _json_layers(texts.gather(rows).to_list(), catalog)
+    record_zones = zones.gather(rows)
+    found = _innermost(layers, ["msg", "level", "logger", "thread"]).rename({"msg": "message"}).with_columns(
+        _outermost(layers, ["node", *_json_field_names(catalog)]),
+        ts=_innermost_series([_json_time(layer["ts"], record_zones, zone_by_name) for layer in layers]),
+    )
+    return _scattered(found, rows, len(texts))
+
+
+def _json_time(texts: pl.Series, zones: pl.Series, zone_by_name: dict[str, tzinfo]) -> pl.Series:
+    """A JSON record's time: ISO-8601, or seconds since the epoch."""
     import polars as pl
 
-    names = ["message", "level", "logger", "thread", "node", *_json_field_names(catalog)]
-    records = texts.str.starts_with("{").fill_null(False).arg_true()
-    values: dict[str, list] = {name: [None] * len(texts) for name in [*names, "ts"]}
-    for row, text, zone in zip(records.to_list(), texts.gather(records).to_list(), zones.gather(records).to_list(), strict=True):
-        record = _json_record(text, catalog, zone_by_name[zone], outer=True)
-        for name, value in record.items():
-            values[name][row] = value
-    schema = dict.fromkeys(names, pl.String) | {"ts": pl.Int64}
-    return pl.DataFrame(values, schema=schema)
+    epoch = texts.str.replace(".", "", literal=True).str.contains(r"^\d+$").fill_null(False)
+    return _parse_column(texts, "iso", zones, zone_by_name).fill_null(
+        _parse_column(pl.select(pl.when(epoch).then(texts)).to_series(), "epoch", zones, zone_by_name)
+    )
+
+
+def _json_layers(texts: list[str | None], catalog: Catalog) -> list[pl.DataFrame]:
+    """Each text decoded as a JSON record, and the message of each that is itself a JSON record (a client's
+    JSON log forwarded as a string by another JSON logger), up to twice: one frame per layer, outermost
+    first, with the keys of :data:`_JSON_KEYS` and the catalog's JSON fields (null where a text is no
+    record)."""
+    import polars as pl
+
+    layers = []
+    while True:
+        columns = _decoded_json(texts, catalog)
+        layers.append(pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String)))
+        texts = [message if message is not None and message.startswith("{") else None for message in columns["msg"]]
+        if len(layers) == 3 or not any(texts):
+            return layers
+
+
+_JSON_SCANNER = json.scanner.make_scanner(json.JSONDecoder())
+_JSON_WHITESPACE = " \t\n\r"
+
+
+def _decoded_json(texts: list[str | None], catalog: Catalog) -> dict[str, list[str | None]]:
+    """One layer of :func:`_json_layers`, in one loop (no Python call per record). A JSON field takes the first
+    of its keys that holds text or a number; a boolean there leaves it for the catalog's next entry."""
+    field_keys = [(FIELD_BY_GROUP[entry.field], entry.keys) for entry in catalog.json_fields]
+    field_key_set = {key for _, keys in field_keys for key in keys}
+    columns: dict[str, list[str | None]] = {name: [None] * len(texts) for name in (*_JSON_KEYS, *_json_field_names(catalog))}
+    envelope_keys = [(columns[name], keys) for name, keys in _JSON_KEYS.items()]
+    scan = _JSON_SCANNER  # json.loads, less the Python calls around its C scanner (each text starts with '{')
+    for row, text in enumerate(texts):
+        if text is None:
+            continue
+        try:
+            record, end = scan(text, 0)
+        except (ValueError, StopIteration):
+            continue
+        if type(record) is not dict or text[end:].strip(_JSON_WHITESPACE):
+            continue
+        for name, keys in field_keys if not record.keys().isdisjoint(field_key_set) else ():
+            column = columns[name]
+            if column[row] is not None:
+                continue
+            for key in keys:
+                value = record.get(key)
+                kind = type(value)
+                if (kind is str and value) or kind is int:
+                    column[row] = str(value)
+                    break
+                if kind is bool:
+                    break
+        for column, keys in envelope_keys:
+            for key in keys:
+                value = record.get(key)
+                if value is None and "." in key:
+                    head, _, tail = key.partition(".")
+                    nested = record.get(head)
+                    value = nested.get(tail) if type(nested) is dict else None
+                kind = type(value)
+                if kind is str or kind is int or kind is float:
+                    column[row] = str(value)
+                    break
+    return columns
+
+
+def _innermost_series(columns: list[pl.Series]) -> pl.Series:
+    found = columns[-1]
+    for column in reversed(columns[:-1]):
+        found = found.fill_null(column)
+    return found
+
+
+def _innermost(layers: list[pl.DataFrame], names: list[str]) -> pl.DataFrame:
+    """Columns where an inner record's value wins (its message and envelope)."""
+    import polars as pl
+
+    return pl.DataFrame([_innermost_series([layer[name] for layer in layers]) for name in names])
+
+
+def _outermost(layers: list[pl.DataFrame], names: list[str]) -> list[pl.Series]:
+    """Columns where the value found first, outermost, stays (the fields)."""
+    return [_innermost_series([layer[name] for layer in reversed(layers)]) for name in names]
+
+
+def _scattered(found: pl.DataFrame, rows: pl.Series, height: int) -> pl.DataFrame:
+    """``found``, one row per index in ``rows``, spread over ``height`` rows (null elsewhere)."""
+    import polars as pl
+
+    return (
+        pl.DataFrame({"row": pl.int_range(height, eager=True, dtype=pl.UInt32)})
+        .join(found.with_columns(row=rows.cast(pl.UInt32)), on="row", how="left")
+        .drop("row")
+    )
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -247,61 +349,13 @@ def _micros(stamp: datetime | None) -> int | None:
     return None if stamp is None else (stamp - _EPOCH) // timedelta(microseconds=1)
 
 
-def _json_record(text: str, catalog: Catalog, zone: tzinfo, outer: bool, depth: int = 0) -> dict[str, str | int | None]:
-    """A JSON record's message, envelope (``outer``: for a record inside a text line the text layout gives
-    the envelope) and fields. A message that is itself a JSON record (a client's JSON log forwarded as a
-    string by another JSON logger) is read in turn: its message and envelope win, fields found first stay."""
-    try:
-        record = json.loads(text)
-    except ValueError:
-        return {}
-    if not isinstance(record, dict):
-        return {}
-    found: dict[str, str | int | None] = {}
-    for entry in catalog.json_fields:
-        value = next((record[key] for key in entry.keys if isinstance(record.get(key), (str, int)) and record[key] != ""), None)
-        if value is not None and not isinstance(value, bool):
-            found.setdefault(FIELD_BY_GROUP[entry.field], str(value))
-    keys: dict[str, str] = {}
-    for name, candidates in _JSON_KEYS.items():
-        for key in candidates:
-            value = record.get(key)
-            if value is None and "." in key:
-                head, _, tail = key.partition(".")
-                nested = record.get(head)
-                value = nested.get(tail) if isinstance(nested, dict) else None
-            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                keys[name] = str(value)
-                break
-    if outer:
-        if "ts" in keys:
-            found["ts"] = _micros(parse_timestamp(keys["ts"], "iso", zone) or (
-                parse_timestamp(keys["ts"], "epoch", zone) if keys["ts"].replace(".", "").isdigit() else None))
-        found.update({name: keys[name] for name in ("level", "logger", "thread", "node") if name in keys})
-    if "msg" in keys:
-        found["message"] = keys["msg"]
-        if depth < 2 and keys["msg"].startswith("{"):
-            inner = _json_record(keys["msg"], catalog, zone, outer, depth + 1)
-            for name, value in inner.items():
-                if name in ("message", "level", "logger", "thread") or (name == "ts" and value is not None):
-                    found[name] = value
-                else:
-                    found.setdefault(name, value)
-    return found
-
-
 def _embedded_records(messages: pl.Series, catalog: Catalog) -> pl.DataFrame:
     """A JSON record printed at the end of a text line (NestJS, …): its message and fields (null elsewhere)."""
-    import polars as pl
-
-    names = ["message", *_json_field_names(catalog)]
-    values: dict[str, list] = {name: [None] * len(messages) for name in names}
-    embedded = ((messages.str.find('{"', literal=True) > 0) & messages.str.strip_chars_end().str.ends_with("}")).fill_null(False).arg_true()
-    for row, message in zip(embedded.to_list(), messages.gather(embedded).to_list(), strict=True):
-        record = _json_record(message[message.find('{"') :], catalog, UTC, outer=False)
-        for name in names:
-            values[name][row] = record.get(name)
-    return pl.DataFrame(values, schema=dict.fromkeys(names, pl.String))
+    rows = ((messages.str.find('{"', literal=True) > 0) & messages.str.strip_chars_end().str.ends_with("}")).fill_null(False).arg_true()
+    records = [message[message.find('{"') :] for message in messages.gather(rows).to_list()]
+    layers = _json_layers(records, catalog)
+    found = _innermost(layers, ["msg"]).rename({"msg": "message"}).with_columns(_outermost(layers, _json_field_names(catalog)))
+    return _scattered(found, rows, len(messages))
 
 
 def _apply_layouts(texts: pl.Series, zones: pl.Series, catalog: Catalog, zone_by_name: dict[str, tzinfo], header: bool) -> pl.DataFrame:
