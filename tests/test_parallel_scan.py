@@ -69,6 +69,29 @@ def test_small_files_packed_by_a_scan_process_give_the_one_pass_table(tmp_path: 
     assert [s.buckets for s in shared.scans] == [s.buckets for s in one_pass.scans]
 
 
+def test_a_storms_rows_are_made_where_it_was_scanned_and_give_the_one_pass_table(tmp_path: Path, monkeypatch):
+    """A rebalance storm: tasks with many events make their rows on the core that scanned them, instead of
+    sending every record to this process to be made into rows one after another; the table is the same."""
+    from polars.testing import assert_frame_equal
+
+    from rebalance_doctor import load
+    from rebalance_doctor.engines.local import BlockScanner
+    from rebalance_doctor.table.event_table import TableBuilder
+
+    generate.generate(tmp_path, size=3_000_000, files=3, rebalance_ratio=0.2, groups=5, seed=11)
+    one_pass = load([str(tmp_path)], tz="Europe/Paris")
+    monkeypatch.setattr(blocks, "SPAN_SIZE", 200_000)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "SCAN_PROCESSES", 2)
+    monkeypatch.setattr(BlockScanner, "ROWS_IN_PLACE", 100)
+    made_in_place = []
+    add_rows = TableBuilder.add_rows
+    monkeypatch.setattr(TableBuilder, "add_rows", lambda self, rows: made_in_place.append(len(rows)) or add_rows(self, rows))
+    shared = load([str(tmp_path)], tz="Europe/Paris")
+    assert len(made_in_place) > 3 and sum(made_in_place) > 0.8 * shared.events.height
+    assert_frame_equal(shared.events, one_pass.events)
+
+
 def test_a_small_file_that_grew_after_it_was_listed_is_read_whole(tmp_path: Path):
     """A pod's log listed at 100 bytes has grown by the time it is read: its block kept room for what
     the listing said, so the file that no longer fits is left to the ordinary reader, which reads all

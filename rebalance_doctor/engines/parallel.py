@@ -32,6 +32,8 @@ from ..reading.sources import InputError, Source
 from .local import BlockScanner, Scanned, Unit
 
 if TYPE_CHECKING:
+    from datetime import tzinfo
+
     import polars as pl
 
 SCAN_PROCESSES = os.cpu_count() or 1
@@ -49,10 +51,13 @@ class LocalScanner(BlockScanner):
         sources: list[Source],
         take_records: Callable[[pl.DataFrame], None],
         progress: Callable[[int], None] | None = None,
+        take_rows: Callable[[pl.DataFrame], None] | None = None,
     ) -> list[FileScan]:
         """Every source, split into spans scanned on every core; the accounting is merged back per file.
         ``take_records(records)`` receives the records as they are merged (line numbers final), for the
-        caller to make the event table of. ``progress(bytes_on_disk)`` is called as each file finishes."""
+        caller to make the event table of, and ``take_rows(rows)`` the rows made where a task had many
+        records (when the scanner knows the inputs' zones). ``progress(bytes_on_disk)`` is called as each
+        file finishes."""
         units = work_units(sources)
         tasks = _batches(units)
         helpers = min(SCAN_PROCESSES, len(tasks)) - 1  # this process scans too
@@ -62,8 +67,11 @@ class LocalScanner(BlockScanner):
 
         def merge(scanned: Scanned) -> None:
             shifts = [scans[order].append(part) for order, part, _ in scanned.parts]  # a later part of its input: lines after those read
+            counts = [count for *_, count in scanned.parts]
             if scanned.records is not None:
-                take_records(shifted_lines(scanned.records, [count for *_, count in scanned.parts], shifts))
+                take_records(shifted_lines(scanned.records, counts, shifts))
+            if scanned.rows is not None and take_rows is not None:
+                take_rows(shifted_lines(scanned.rows, counts, shifts))
 
         def task_done(task: list[Unit]) -> None:
             for source, *_ in task:
@@ -82,7 +90,7 @@ class LocalScanner(BlockScanner):
                 task_done(task)
         else:
             spawn = multiprocessing.get_context("spawn")  # never fork a process whose threads hold locks
-            with _shipped(self.catalog) as catalog_file:
+            with _shipped(self.catalog, self.zones) as catalog_file:
                 pool = ProcessPoolExecutor(helpers, spawn, _start_worker, (catalog_file, self.collect_unmatched))
                 futures = [pool.submit(_scan_in_worker, task) for task in tasks]
                 try:
@@ -112,7 +120,7 @@ class LocalScanner(BlockScanner):
         for index, task in enumerate(tasks):
             future = futures[index]
             if future is not None and future.cancel():
-                scanned_here[index] = joined(self.scan_task(task))
+                scanned_here[index] = self.made_rows(joined(self.scan_task(task)))
             merge_ready(wait=False)
         merge_ready(wait=True)
 
@@ -166,12 +174,12 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 
 
 @contextlib.contextmanager
-def _shipped(catalog: Catalog) -> Iterator[str]:
-    """The catalog pickled into a temporary file for the scan processes. Handed over as a start-up
-    argument instead, it would overflow the pipe to a starting process and hold this one, scanning
-    nothing, until that process had started and read it all."""
+def _shipped(catalog: Catalog, zones: dict[int, tzinfo] | None = None) -> Iterator[str]:
+    """The catalog and the inputs' zones pickled into a temporary file for the scan processes. Handed over
+    as start-up arguments instead, they would overflow the pipe to a starting process and hold this one,
+    scanning nothing, until that process had started and read them all."""
     with tempfile.NamedTemporaryFile(prefix="rebalance-doctor-catalog-", suffix=".pickle") as file:
-        pickle.dump(catalog, file, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump((catalog, zones), file, protocol=pickle.HIGHEST_PROTOCOL)
         file.flush()
         yield file.name
 
@@ -189,14 +197,15 @@ def _start_worker(catalog_file: str, collect_unmatched: bool) -> None:
     gc.disable()
     try:
         with open(catalog_file, "rb") as file:
-            _worker = BlockScanner(pickle.load(file), collect_unmatched)
+            catalog, zones = pickle.load(file)
     except FileNotFoundError:
         return
+    _worker = BlockScanner(catalog, collect_unmatched, zones=zones)
 
 
 def _scan_in_worker(task: list[Unit]) -> Scanned:
     assert _worker is not None, "scan process not started"
-    return joined(_worker.scan_task(task))
+    return _worker.made_rows(joined(_worker.scan_task(task)))
 
 
 def _guided_size(remaining: int, offset: int = 0) -> int:

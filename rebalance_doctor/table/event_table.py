@@ -42,6 +42,10 @@ class TableBuilder:
         if self._pending_rows >= self.BATCH_ROWS:
             self._make_rows()
 
+    def add_rows(self, rows: pl.DataFrame) -> None:
+        """Rows an engine made itself (where it scanned many records)."""
+        self._frames.append(rows)
+
     def _make_rows(self) -> None:
         records = concat_records(self._pending)
         if records is not None:

@@ -138,7 +138,7 @@ def _scan_polars(
     event_rows: TableBuilder,
 ) -> list[FileScan]:
     """Scan files on this machine (blocks on every core)."""
-    scanner = LocalScanner(catalog, collect_unmatched=collect_unmatched)
+    scanner = LocalScanner(catalog, collect_unmatched=collect_unmatched, zones=event_rows.zones)
     total, done = sum(source.size for source in expansion.sources), 0
 
     def file_done(size: int) -> None:
@@ -147,4 +147,4 @@ def _scan_polars(
         if progress is not None:
             progress(done, total)
 
-    return scanner.scan(expansion.sources, event_rows.add, file_done)
+    return scanner.scan(expansion.sources, event_rows.add, file_done, event_rows.add_rows)
