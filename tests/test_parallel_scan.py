@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import itertools
-import os
 import sys
 from pathlib import Path
 
@@ -293,17 +292,3 @@ def test_a_scan_process_that_starts_after_the_scan_ended_leaves_quietly(tmp_path
     finally:
         signal.signal(signal.SIGINT, interrupt)
 
-
-def test_the_command_hands_freed_memory_back_unless_the_user_tuned_the_allocator(monkeypatch):
-    """polars' allocator keeps what it frees unless told otherwise: the command tells it (and, through the
-    environment, its scan processes), and leaves a user's own setting alone."""
-    from rebalance_doctor import __main__ as command
-
-    name, value = command.ALLOCATOR_SETTINGS
-    seen = []
-    monkeypatch.setattr("rebalance_doctor.cli.process.main", lambda: seen.append(os.environ.get(name)))
-    monkeypatch.delenv(name, raising=False)
-    command.main()
-    monkeypatch.setenv(name, "narenas:2")
-    command.main()
-    assert seen == [value, "narenas:2"]
