@@ -77,17 +77,16 @@ def test_a_storms_rows_are_made_where_it_was_scanned_and_give_the_one_pass_table
     from rebalance_doctor.engines.local import BlockScanner
     from rebalance_doctor.table.event_table import TableBuilder
 
-    generate.generate(tmp_path, size=3_000_000, files=3, rebalance_ratio=0.2, groups=5, seed=11)
+    generate.generate(tmp_path, size=16_000_000, files=2, rebalance_ratio=0.2, groups=5, seed=11)
     one_pass = load([str(tmp_path)], tz="Europe/Paris")
-    monkeypatch.setattr(blocks, "SPAN_SIZE", 200_000)
+    monkeypatch.setattr(parallel, "TAIL_BYTES", 8 * 1024 * 1024)  # a task per file: 8,000 events each
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(parallel, "SCAN_PROCESSES", 2)
-    monkeypatch.setattr(BlockScanner, "ROWS_IN_PLACE", 100)
     made_in_place = []
     add_rows = TableBuilder.add_rows
     monkeypatch.setattr(TableBuilder, "add_rows", lambda self, rows: made_in_place.append(len(rows)) or add_rows(self, rows))
     shared = load([str(tmp_path)], tz="Europe/Paris")
-    assert len(made_in_place) > 3 and sum(made_in_place) > 0.8 * shared.events.height
+    assert min(made_in_place) >= BlockScanner.ROWS_IN_PLACE and sum(made_in_place) == shared.events.height
     assert_frame_equal(shared.events, one_pass.events)
 
 

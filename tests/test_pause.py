@@ -54,13 +54,12 @@ def _event(kind: str, at_s: float, partitions: str | None = None, member: str = 
     from datetime import UTC, datetime, timedelta
 
     from rebalance_doctor.analysis.timeline import Event
-    from rebalance_doctor.catalog.schema import COLUMN_NAMES
 
     at = datetime(2025, 3, 18, 9, 14, tzinfo=UTC) + timedelta(seconds=at_s)
-    values = dict.fromkeys(COLUMN_NAMES) | {"kind": kind, "partitions": partitions, "member_id": member, "ts": at,
-                                            "file": "app-0.log", "node": "app-0", "client_id": "consumer-app-1",
-                                            "component": "consumer"}
-    return Event(**values, at=at)
+    values = dict.fromkeys(Event._fields) | {"kind": kind, "partitions": partitions, "member_id": member, "ts": at, "at": at,
+                                             "file": "app-0.log", "node": "app-0", "client_id": "consumer-app-1",
+                                             "component": "consumer"}
+    return Event(**values)
 
 
 def test_a_kip848_member_that_gives_up_everything_is_paused_until_its_next_assignment():

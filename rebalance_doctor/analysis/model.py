@@ -27,7 +27,7 @@ def duration_text(ms: int) -> str:
         return f"{ms} ms"
     return f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60000:.1f} min"
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """A log line that proves something: where it is, when, on which node, and what it says."""
 
@@ -39,7 +39,7 @@ class Evidence:
     kind: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Cause:
     """Why a rebalance happened, how sure we are (0–1), and the lines that say so."""
 
@@ -53,13 +53,13 @@ class Cause:
     consequence: str | None = None  # what it cost the member beyond the pause (a refused offset commit: redelivery)
 
 
-@dataclass
+@dataclass(slots=True)
 class Departure:
     member: str
     how: str  # heartbeat_expiry, poll_timeout, member_leave, static_member_fencing, unknown
 
 
-@dataclass
+@dataclass(slots=True)
 class MemberPause:
     """How long one member stopped processing in one rebalance."""
 
@@ -71,7 +71,7 @@ class MemberPause:
     estimated: bool = False  # from the group's timeline, not the member's own log
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionMove:
     """A partition that changed owner in a cooperative (or KIP-848) rebalance, and how long nobody processed it."""
 
@@ -81,7 +81,7 @@ class PartitionMove:
     unowned_ms: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Rebalance:
     group_id: str
     from_generation: int | None
@@ -110,7 +110,7 @@ class Rebalance:
         return sum(p.pause_ms for p in self.pauses)
 
 
-@dataclass
+@dataclass(slots=True)
 class MembershipChange:
     """A share group's (KIP-932) epoch moving on as members come and go: no rebalance, nobody pauses, since its
     members share the partitions and acquire records one by one."""
@@ -123,7 +123,7 @@ class MembershipChange:
     cause: Cause
 
 
-@dataclass
+@dataclass(slots=True)
 class LeaderChange:
     generation: int | None
     at: datetime | None
@@ -132,14 +132,14 @@ class LeaderChange:
     previous_stayed: bool = False  # the old leader is still a member: it lost leadership without leaving
 
 
-@dataclass
+@dataclass(slots=True)
 class Probing:
     interval_ms: int | None  # median spacing of probing rebalances
     count: int
     expected_interval_ms: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Finding:
     kind: str
     severity: str  # critical, warning, info
@@ -149,7 +149,7 @@ class Finding:
     trigger: str | None = None  # what the logs show set it off (the record a stream thread died on)
 
 
-@dataclass
+@dataclass(slots=True)
 class ClockSkew:
     """How far a file's clock is from the reference (a broker log), from matched broker/client events."""
 
@@ -159,7 +159,7 @@ class ClockSkew:
     samples: int
 
 
-@dataclass
+@dataclass(slots=True)
 class ClockZone:
     """A file written in local time without an offset in its timestamps, and the zone it is read in: its shared
     moments with the reference (a broker log) agree on a whole number of quarter hours."""
@@ -178,7 +178,7 @@ class ClockZone:
         return f"{offsets} (daylight saving, as {self.zone})" if self.zone else offsets
 
 
-@dataclass
+@dataclass(slots=True)
 class GroupAnalysis:
     group_id: str
     coordinator: str | None
@@ -226,7 +226,7 @@ class GroupAnalysis:
         return sum(1 for r in self.rebalances if r.failed)
 
 
-@dataclass
+@dataclass(slots=True)
 class Verdict:
     """The incident in a few lines: the root cause as a chain, the pods, the impact and what to do."""
 
@@ -250,7 +250,7 @@ class Verdict:
                 "impact": self.impact, "actions": self.actions}
 
 
-@dataclass
+@dataclass(slots=True)
 class Analysis:
     groups: list[GroupAnalysis]
     started_at: datetime | None

@@ -25,12 +25,40 @@ GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing",
                    "session_timeout", "subscription_changed"}
 
 
-class Event(NamedTuple("EventRow", [(name, Any) for name in (*COLUMN_NAMES, "at")])):
+# The texts of an event (its message and raw lines) stay in the table's columns: only the lines a finding cites,
+# and a departure's mention of a member, are read, and a Python string per event for them was a third of a
+# storm analysis's memory.
+TEXT_COLUMNS = ("message", "raw")
+ROW_COLUMNS = tuple(name for name in COLUMN_NAMES if name not in TEXT_COLUMNS)
+
+
+class EventTexts:
+    """The message and raw text of a table's events, read one event at a time by its row."""
+
+    def __init__(self, table: pl.DataFrame):
+        self._message, self._raw = table["message"], table["raw"]
+
+    def message(self, row: int) -> str | None:
+        return self._message[row]
+
+    def raw(self, row: int) -> str | None:
+        return self._raw[row]
+
+
+class Event(NamedTuple("EventRow", [(name, Any) for name in (*ROW_COLUMNS, "at", "row", "texts")])):
     """One event-table row, its columns as attributes (``event.kind``), with its time on the reference
-    clock (``at``). A tuple: far less memory than a dict per event, for the many events of a large incident,
-    and attribute reads as fast as a dict's."""
+    clock (``at``), its ``row`` in the table and the table's ``texts``. A tuple: far less memory than a
+    dict per event, for the many events of a large incident, and attribute reads as fast as a dict's."""
 
     __slots__ = ()
+
+    @property
+    def message(self) -> str | None:
+        return None if self.texts is None else self.texts.message(self.row)
+
+    @property
+    def raw(self) -> str | None:
+        return None if self.texts is None else self.texts.raw(self.row)
 
     @property
     def evidence(self) -> Evidence:
@@ -67,14 +95,23 @@ def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, l
     offset = {s.file: timedelta(milliseconds=s.skew_ms) for s in skews}
     timelines: dict[str, list[Event]] = defaultdict(list)
     shift = pl.col("file").replace_strict(offset, default=timedelta(0), return_dtype=pl.Duration("us")) if offset else timedelta(0)
-    columns = python_columns(events.with_columns(at=pl.col("ts") - shift).select(*COLUMN_NAMES, "at"))
-    columns["group_id"] = _timeline_groups(columns)
-    for event in map(Event._make, zip(*columns.values(), strict=True)):
-        if event.group_id is not None:
-            timelines[event.group_id].append(event)
+    table = events.select(*ROW_COLUMNS, at=pl.col("ts") - shift, row=pl.int_range(pl.len()))
+    texts = EventTexts(events)
+    groups = _timeline_groups(python_columns(table.select(_GROUPING_COLUMNS)))
+    for start in range(0, table.height, _SLICE_ROWS):  # the Python columns of one slice at a time: less memory at once
+        columns = python_columns(table.slice(start, _SLICE_ROWS))
+        columns["group_id"] = groups[start : start + _SLICE_ROWS]
+        columns["texts"] = [texts] * len(columns["row"])
+        for event in map(Event._make, zip(*columns.values(), strict=True)):
+            if event.group_id is not None:
+                timelines[event.group_id].append(event)
     for timeline in timelines.values():
         _order(timeline)
     return dict(timelines)
+
+
+_SLICE_ROWS = 50_000
+_GROUPING_COLUMNS = ("group_id", "component", "kind", "file", "node", "client_id", "thread")
 
 
 def _timeline_groups(columns: dict[str, list[Any]]) -> list[str | None]:
@@ -83,7 +120,7 @@ def _timeline_groups(columns: dict[str, list[Any]]) -> list[str | None]:
     last_group: dict[tuple[str, str, str], str] = {}
     file_group: dict[tuple[str, str], str] = {}  # a Streams client's own lines name no group: its consumer's do
     groups: list[str | None] = []
-    names = ("group_id", "component", "kind", "file", "node", "client_id", "thread")
+    names = _GROUPING_COLUMNS
     # Before its consumer names a group, a line belongs to the one group that consumer (or its file) names later.
     only_group: dict[tuple, set[str]] = defaultdict(set)
     for group, component, _, file, node, client, thread in zip(*(columns[name] for name in names), strict=True):
