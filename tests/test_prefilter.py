@@ -58,9 +58,9 @@ def test_the_matcher_sees_only_hit_lines(tmp_path: Path, monkeypatch):
     seen: list[str] = []
     real_match = kernel.match_lines
 
-    def counting_match(texts, rows, patterns, catalog):
-        seen.extend(texts.to_list())
-        return real_match(texts, rows, patterns, catalog)
+    def counting_match(lines, rows, patterns, catalog):
+        seen.extend(lines)
+        return real_match(lines, rows, patterns, catalog)
 
     monkeypatch.setattr(kernel, "match_lines", counting_match)
     generate.generate(tmp_path, size=2_000_000, files=4, rebalance_ratio=0.01, groups=5, seed=11)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -95,6 +96,17 @@ class Kernel:
         patterns = self.catalog.patterns
         return np.array([p.housekeeping for p in patterns], dtype=bool), np.array([p.multiline for p in patterns], dtype=bool)
 
+    @functools.cached_property
+    def _continuation_tests(self) -> tuple[Callable[[str], object], Callable[[str], object]]:
+        """Matchers of a line that may continue the record above, and of a record that is itself indented or
+        starts with a node prefix (for those, :func:`record_lines` decides)."""
+        import re
+
+        from ..catalog import uncaptured
+
+        prefixes = "|".join(f"(?:{uncaptured(p.regex)})" for p in self.catalog.node_prefixes)
+        return re.compile(_MAY_CONTINUE).match, re.compile(f"^(?:{PYTHON_WHITESPACE}{'|' + prefixes if prefixes else ''})").match
+
     def scan(self, block: bytes, files: list[BlockFile]) -> BlockScan:
         """A block holding one part of a file, or several whole files (each ending on a newline)."""
         text, suspect = readable(block)
@@ -158,7 +170,7 @@ class _BlockWork:
         rows, patterns = np.divmod(np.unique(row_of_pair.astype(np.int64) * pattern_count + patterns), pattern_count)
         return rows, patterns.astype(np.int32)
 
-    def _records(self, matched: pl.DataFrame, winners: np.ndarray, texts: pl.Series) -> tuple[pl.DataFrame | None, np.ndarray]:
+    def _records(self, matched: pl.DataFrame, winners: np.ndarray, texts: list[str]) -> tuple[pl.DataFrame | None, np.ndarray]:
         """The records of the matched lines (the line and the lines that continue it), and how many lines each
         matched line's record covers (1 for a housekeeping line, which makes no record)."""
         import numpy as np
@@ -171,24 +183,19 @@ class _BlockWork:
         followers = limit - winners - 1
         covered = np.ones(len(winners), dtype=np.int64)
         rows = ~housekeeping[pattern]
-        first = texts.gather(matched["row"])
-        raw = first.clone()
+        first = [texts[row] for row in matched["row"].to_list()]
+        raw = first.copy()
         follows = rows & (followers > 0)
         if follows.any():
             indexes = np.flatnonzero(follows)
-            may_continue = self._may_continue(first.gather(indexes), self.lines.texts(winners[indexes] + 1)) | multiline[pattern[indexes]]
-            chosen = indexes[may_continue]
-            longer, whole = [], []
-            for i, text, end, count, several in zip(
-                chosen.tolist(), first.gather(chosen).to_list(), self.lines.ends(winners[chosen]).tolist(),
-                followers[chosen].tolist(), multiline[pattern[chosen]].tolist(), strict=True,
+            may_continue = self._may_continue([first[i] for i in indexes.tolist()], self.lines.texts(winners[indexes] + 1))
+            chosen = indexes[may_continue | multiline[pattern[indexes]]]
+            for i, end, count, several in zip(
+                chosen.tolist(), self.lines.ends(winners[chosen]).tolist(), followers[chosen].tolist(), multiline[pattern[chosen]].tolist(), strict=True,
             ):
-                record = record_lines(text, lines_after(self.block, end, count), several, self.catalog)
-                if len(record) > 1:
-                    covered[i] = len(record)
-                    longer.append(i)
-                    whole.append("\n".join(record))
-            raw.scatter(longer, whole)
+                record = record_lines(first[i], lines_after(self.block, end, count), several, self.catalog)
+                covered[i] = len(record)
+                raw[i] = "\n".join(record)
         events = np.flatnonzero(rows)
         self.event_files = file[events]
         if not len(events):
@@ -196,13 +203,14 @@ class _BlockWork:
         lines = winners[events]
         first_of_file = self.firsts[file[events]]
         has_previous = lines > first_of_file
-        previous = pl.Series([None] * len(lines), dtype=pl.String).scatter(
-            np.flatnonzero(has_previous), self.lines.texts(lines[has_previous] - 1)
-        )
+        previous: list[str | None] = [None] * len(lines)
+        for position, text in zip(np.flatnonzero(has_previous).tolist(), self.lines.texts(lines[has_previous] - 1), strict=True):
+            previous[position] = text
+        event_rows = events.tolist()
         records = matched[events].with_columns(
-            text=first.gather(events),
-            previous=previous,
-            raw=raw.gather(events),
+            text=pl.Series([first[i] for i in event_rows], dtype=pl.String),
+            previous=pl.Series(previous, dtype=pl.String),
+            raw=pl.Series([raw[i] for i in event_rows], dtype=pl.String),
             file=self._per_event_file("display", pl.String),
             line=pl.Series(lines - first_of_file + 1, dtype=pl.Int64),
             file_node=self._per_event_file("node", pl.String),
@@ -218,14 +226,14 @@ class _BlockWork:
             return pl.lit(getattr(self.files[0], attribute), dtype)
         return pl.Series([getattr(self.files[f], attribute) for f in self.event_files.tolist()], dtype=dtype)
 
-    def _may_continue(self, firsts: pl.Series, nexts: pl.Series) -> np.ndarray:
+    def _may_continue(self, firsts: list[str], nexts: list[str]) -> np.ndarray:
         """Whether each record's next line could continue it; when the record itself is indented or starts
         with a node prefix (kubectl, docker-compose), :func:`record_lines` decides."""
-        from ..catalog import uncaptured
+        import numpy as np
 
-        prefixes = "|".join(f"(?:{uncaptured(p.regex)})" for p in self.catalog.node_prefixes)
-        awkward = firsts.str.contains(f"^(?:{PYTHON_WHITESPACE}{'|' + prefixes if prefixes else ''})")
-        return (nexts.str.contains(_MAY_CONTINUE) | awkward).fill_null(False).to_numpy()
+        continues, awkward = self.kernel._continuation_tests
+        return np.array([awkward(first) is not None or continues(next_line) is not None for first, next_line in zip(firsts, nexts, strict=True)],
+                        dtype=bool)
 
     def _parts(self, hit_lines: np.ndarray, winners: np.ndarray, covered: np.ndarray) -> list[tuple[int, Accounting, int]]:
         """Each file's accounting: every line in one bucket."""
@@ -245,7 +253,7 @@ class _BlockWork:
             buckets["irrelevant"] = last - first - sum(buckets.values())
             unmatched = []
             if self.kernel.collect_unmatched and len(here[2]):
-                unmatched = list(zip((here[2] - first + 1).tolist(), self.lines.texts(here[2]).to_list(), strict=True))
+                unmatched = list(zip((here[2] - first + 1).tolist(), self.lines.texts(here[2]), strict=True))
             sizes = self.lines.ends(here[3]) - self.lines.starts(here[3])
             cut_lines = list(zip((here[3] - first + 1).tolist(), sizes.tolist(), strict=True))
             parts.append((file.order, Accounting(buckets, unmatched, cut_lines), event_counts[i]))

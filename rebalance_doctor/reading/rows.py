@@ -32,8 +32,8 @@ def candidate_patterns(text: str, catalog: Catalog) -> list[MessagePattern]:
     return sorted(found.values(), key=lambda p: priority[p.id])
 
 
-def match_lines(texts: pl.Series, rows: np.ndarray, patterns: np.ndarray, catalog: Catalog) -> pl.DataFrame:
-    """The winning pattern of each line that has one: ``rows[i]`` (a position in ``texts``) may be matched
+def match_lines(lines: list[str], rows: np.ndarray, patterns: np.ndarray, catalog: Catalog) -> pl.DataFrame:
+    """The winning pattern of each line that has one: ``rows[i]`` (a position in ``lines``) may be matched
     by pattern ``patterns[i]`` (an index in the catalog, which is its priority). Patterns are tried in
     priority order, each over all its lines, and a line stops at its first match. The result: ``row``,
     ``pattern`` and the extracted fields of each matched line (by column name, null where a group took no
@@ -46,7 +46,6 @@ def match_lines(texts: pl.Series, rows: np.ndarray, patterns: np.ndarray, catalo
 
     order = np.lexsort((rows, patterns))
     rows, patterns = rows[order].tolist(), patterns[order].tolist()
-    lines = texts.to_list()
     done: set[int] = set()
     found: list[tuple[int, list[int], list[tuple]]] = []  # each pattern's index, matched rows and groups
     start = 0
@@ -247,11 +246,12 @@ def match_many(lines: Sequence[str], catalog: Catalog, zone: tzinfo | None = Non
     import numpy as np
     import polars as pl
 
-    texts = pl.Series(list(lines), dtype=pl.String)
+    lines = list(lines)
+    texts = pl.Series(lines, dtype=pl.String)
     pairs = [(row, catalog.priority[p.id]) for row, line in enumerate(lines) for p in candidate_patterns(line, catalog)]
     rows = np.array([row for row, _ in pairs], dtype=np.int64)
     patterns = np.array([pattern for _, pattern in pairs], dtype=np.int32)
-    matched = match_lines(texts, rows, patterns, catalog)
+    matched = match_lines(lines, rows, patterns, catalog)
     records = matched.with_columns(
         text=texts.gather(matched["row"]), previous=pl.lit(None, pl.String), raw=texts.gather(matched["row"]),
         file=pl.lit(file), line=pl.lit(1, pl.Int64), file_node=pl.lit(file_node), reader=pl.lit(0, pl.Int64),
