@@ -139,7 +139,9 @@ def ordered_union(patterns: list[str]) -> str:
     inline flag becomes a scoped one, which an alternation allows."""
     branches = []
     for i, pattern in enumerate(patterns):
-        pattern = _LEADING_FLAGS.sub(lambda m: f"{m[1]}(?{m[2]}:", pattern, count=1) + ")" * bool(_LEADING_FLAGS.match(pattern))
+        flags = _LEADING_FLAGS.match(pattern)
+        if flags:
+            pattern = f"{flags[1]}(?{flags[2]}:{pattern[flags.end() :]})"
         body = _named_groups_as(pattern, lambda name, i=i: f"(?P<{name}_{i}>")
         branches.append(f"(?P<rdAlt{i}>{body})")
     return "(?:" + "|".join(branches) + ")"

@@ -104,12 +104,15 @@ class LayoutUnion:
             import regex as regex_module
 
             pattern = BoundedPattern(regex_module.compile(regex), user)
-        index = pattern.groupindex
-        groups = tuple(
-            {name.removesuffix(f"_{i}"): number for name, number in index.items() if name.endswith(f"_{i}") and not name.startswith("rdAlt")}
-            for i in range(len(layouts))
-        )
-        return cls(tuple(layouts), pattern, {index[f"rdAlt{i}"]: i for i in range(len(layouts))}, groups)
+        groups: list[dict[str, int]] = [{} for _ in layouts]
+        layout_of = {}
+        for name, number in pattern.groupindex.items():
+            if name.startswith("rdAlt"):
+                layout_of[number] = int(name.removeprefix("rdAlt"))
+            else:
+                field, _, layout = name.rpartition("_")
+                groups[int(layout)][field] = number
+        return cls(tuple(layouts), pattern, layout_of, tuple(groups))
 
 
 @dataclass(frozen=True)
