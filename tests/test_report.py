@@ -121,6 +121,22 @@ def test_report_says_what_expected_md_says(bundled):
     assert set(findings) <= kinds
 
 
+def test_the_report_is_the_same_every_run(tmp_path: Path):
+    """A post-mortem's report, written twice, must not change: Python orders its sets differently in every
+    process (hash randomisation), and a cooperative rebalance's partition moves came out in that order."""
+    import subprocess
+    import sys
+
+    reports = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"report-{seed}.json"
+        subprocess.run([sys.executable, "-m", "rebalance_doctor", "report", str(SAMPLES / "rolling-bounce-cooperative"), "--format", "json",
+                        "-o", str(out)], check=True, capture_output=True, env=os.environ | {"PYTHONHASHSEED": seed})
+        reports.append(out.read_text())
+    moves = [m["partition"] for g in json.loads(reports[0])["groups"] for r in g["rebalances"] for m in r["moves"]]
+    assert len(moves) > 4 and reports[0] == reports[1]
+
+
 def test_json_report_has_the_documented_shape(tmp_path: Path):
     """`report --format json -o FILE`: one document; every rebalance carries its cause with file:line evidence."""
     out = tmp_path / "report.json"

@@ -30,6 +30,12 @@ def partition_set(printed: str | None) -> frozenset[str]:
     return frozenset(p.strip() for p in (printed or "").strip().strip("[]{}").split(",") if p.strip(" []{}"))
 
 
+def _topic_and_number(partition: str) -> tuple[str, int, str]:
+    """``orders-10`` sorts after ``orders-9``: by topic, then partition number."""
+    topic, _, number = partition.rpartition("-")
+    return (topic, int(number), partition) if number.isdigit() else (partition, -1, partition)
+
+
 class _Holder:
     """One consumer (file, node, client or thread) as its own lines show it."""
 
@@ -66,7 +72,7 @@ def partition_moves(timeline: list[Event], protocol: str | None) -> list[tuple[d
             for partition in partition_set(event.partitions):
                 revoked[partition] = (event.at, who)
         elif event.kind == "partitions_assigned":
-            for partition in partition_set(event.partitions):
+            for partition in sorted(partition_set(event.partitions), key=_topic_and_number):  # the same order every run
                 if partition in revoked:
                     since, previous = revoked.pop(partition)
                     moves.append((event.at, PartitionMove(partition, previous, who, _ms(since, event.at))))
