@@ -3,7 +3,7 @@
 schema (:mod:`.schema`) the catalogs extract into. The lowest layer: it imports no other part of the
 package."""
 
-from .dialect import compile_portable, portability_problems, uncaptured
+from .dialect import any_of, compile_portable, portability_problems, uncaptured
 from .entries import Catalog, ContextPrefix, Example, Layout, MessagePattern, ReasonRule, coerce_field
 from .errors import CatalogError
 from .loading import BUNDLED_DIR, load_catalog
@@ -17,6 +17,7 @@ __all__ = [
     "Layout",
     "MessagePattern",
     "ReasonRule",
+    "any_of",
     "coerce_field",
     "compile_portable",
     "load_catalog",

@@ -5,7 +5,7 @@ prefilter's anchors), and a time limit for users' regexes (:class:`BoundedPatter
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import CatalogError
@@ -127,6 +127,12 @@ def uncaptured(pattern: str) -> str:
     """A catalog regex without its named groups and leading anchor, to combine several in one alternation
     (the dialect has no look-behind, so every ``(?<`` outside escapes and classes opens a named group)."""
     return _named_groups_as(pattern.removeprefix("^"), lambda name: "(?:")
+
+
+def any_of(patterns: Iterable[str]) -> str:
+    """Catalog regexes as one alternation without their groups (see :func:`uncaptured`): a test for "one of
+    them matches here", each alternative in its own group so that its own ``|`` stays inside it."""
+    return "|".join(f"(?:{uncaptured(pattern)})" for pattern in patterns)
 
 
 _LEADING_FLAGS = re.compile(r"(\^?)\(\?([imsx]+)\)")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .dialect import BoundedPattern, compile_portable, ordered_union, required_text, uncaptured
+from .dialect import BoundedPattern, any_of, compile_portable, ordered_union, required_text
 from .schema import INTEGER_FIELDS
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "patterns"  # package data: the YAML ships in the wheel
@@ -187,7 +187,7 @@ class Catalog:
         """One regex for "some outer prefix starts this line", so most lines skip the prefix loop."""
         if not self.outer_prefixes:
             return None
-        union = "|".join(f"(?:{uncaptured(p.regex)})" for p in self.outer_prefixes)
+        union = any_of(p.regex for p in self.outer_prefixes)
         user = next((p for p in self.outer_prefixes if not Path(p.path).is_relative_to(BUNDLED_DIR)), None)
         if user is None:
             return compile_portable(union)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..catalog import Catalog, Layout, uncaptured
+from ..catalog import Catalog, Layout, any_of
 from .envelope import node_prefix
 
 MAX_CONTINUATION_LINES = 500
@@ -100,10 +100,10 @@ class ContinuationHints:
 
     @classmethod
     def of(cls, catalog: Catalog) -> ContinuationHints:
-        prefixes = "|".join(uncaptured(p.regex) for p in catalog.outer_prefixes if "(?<node>" in p.regex)
+        prefixes = any_of(p.regex for p in catalog.node_prefixes)
         optional_prefix = f"(?:{prefixes})?" if prefixes else ""
-        starts = "|".join(uncaptured(layout.regex) for layout in catalog.record_layouts)
-        headers = "|".join(uncaptured(layout.regex) for layout in catalog.layouts if layout.header)
+        starts = any_of(layout.regex for layout in catalog.record_layouts)
+        headers = any_of(layout.regex for layout in catalog.layouts if layout.header)
         return cls(
             may_continue=f"^{optional_prefix}{PYTHON_WHITESPACE}|{STACK_CAUSE}|^{optional_prefix}{EXCEPTION_HEADER}",
             starts_record=f"^{optional_prefix}(?:{starts})" if starts else None,

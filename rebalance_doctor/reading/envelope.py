@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..catalog import Catalog, compile_portable, uncaptured
+from ..catalog import Catalog, any_of, compile_portable
 from ..catalog.schema import FIELD_BY_GROUP
 from .sources import Source
 
@@ -197,7 +197,7 @@ def _strip_outer(texts: pl.Series, zones: pl.Series, catalog: Catalog, zone_by_n
         node=pl.lit(None, pl.String), ts_text=pl.lit(None, pl.String), active=pl.lit(False)
     )
     if catalog.outer_prefixes:
-        union = "^(?:" + "|".join(f"(?:{uncaptured(p.regex)})" for p in catalog.outer_prefixes) + ")"
+        union = f"^(?:{any_of(p.regex for p in catalog.outer_prefixes)})"
         frame = frame.with_columns(active=pl.col("rest").str.contains(union))
     rounds = 4
     while rounds and frame["active"].any():

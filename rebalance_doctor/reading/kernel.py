@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..catalog import Catalog
+from ..catalog import Catalog, any_of
 from .accounting import MAX_LINE_BYTES, Accounting
 from .blocks import BLOCK_SIZE
 from .continuation import EXCEPTION_HEADER, PYTHON_WHITESPACE, STACK_CAUSE, record_lines
@@ -102,9 +102,7 @@ class Kernel:
         starts with a node prefix (for those, :func:`record_lines` decides)."""
         import re
 
-        from ..catalog import uncaptured
-
-        prefixes = "|".join(f"(?:{uncaptured(p.regex)})" for p in self.catalog.node_prefixes)
+        prefixes = any_of(p.regex for p in self.catalog.node_prefixes)
         return re.compile(_MAY_CONTINUE).match, re.compile(f"^(?:{PYTHON_WHITESPACE}{'|' + prefixes if prefixes else ''})").match
 
     def scan(self, block: bytes, files: list[BlockFile]) -> BlockScan:
