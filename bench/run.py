@@ -123,7 +123,7 @@ def spark_rows(corpus: Path, repeat: int) -> list[tuple[str, float, float]]:
         rows.append(timed("rebalance-doctor ingest --engine spark (local[2])", [*ingest, "--master", "local[2]"], repeat))
         (Path(work) / "cluster").mkdir()
         with standalone_cluster(Path(work) / "cluster", cores=2, memory="4g") as cluster:
-            conf = [arg for item in (*cluster.driver_conf, "spark.executor.memory=3g") for arg in ("--spark-conf", item)]
+            conf = [arg for item in (*cluster.driver_conf, *cluster.python_conf, "spark.executor.memory=3g") for arg in ("--spark-conf", item)]
             rows.append(timed("rebalance-doctor ingest --engine spark (standalone, 1 worker × 2 cores)", [*ingest, "--master", cluster.master, *conf], repeat))
     return rows
 

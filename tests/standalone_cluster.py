@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -27,6 +28,8 @@ class Cluster:
 
     # what a driver on this machine needs to be reachable from the cluster
     driver_conf = ("spark.driver.host=127.0.0.1", "spark.driver.bindAddress=127.0.0.1")
+    # the executors' Python: this one, which has the package (a remote cluster gets a packed environment)
+    python_conf = (f"spark.pyspark.python={sys.executable}",)
 
 
 def _free_port() -> int:

@@ -225,7 +225,7 @@ def test_ingest_on_a_real_standalone_cluster_matches_the_polars_engine(cluster, 
     """`ingest --master spark://…` against a master and a worker on 127.0.0.1: the store equals the polars table."""
     destination = tmp_path / "events"
     logs = [str(p) for p in SAMPLE_LOGS]
-    confs = (*cluster.driver_conf, "spark.executor.memory=512m", "spark.app.name=rebalance-doctor-cluster-test")
+    confs = (*cluster.driver_conf, *cluster.python_conf, "spark.executor.memory=512m", "spark.app.name=rebalance-doctor-cluster-test")
     command = [
         sys.executable, "-m", "rebalance_doctor", "ingest", *logs, "-o", str(destination), "--engine", "spark", "--master", cluster.master,
         *[arg for conf in confs for arg in ("--spark-conf", conf)],

@@ -1,30 +1,35 @@
-"""The Spark engine: the polars engine's scan as JVM-native Spark expressions, for logs that outgrow one machine.
+"""The Spark engine: the polars engine's scan on a Spark cluster, for logs that outgrow one machine.
 
-On the cluster, per line: the literal prefilter (``contains`` per catalog anchor), the winning catalog
-pattern (priority order, ``rlike``) and its groups (``regexp_extract`` by group index), the flags of
-the line accounting, and whether the line could continue a matched record. No Python runs there.
-The cluster sends back per-block line counts and the few lines that matter; the driver numbers
-them, decides record extents and hands the records to the polars engine's own row code
-(:func:`..reading.rows.event_rows`, through the table builder), so both engines give the same event table.
+Spark reads the files (any Hadoop file system, splits of large files on many executors). Each task hands
+its splits' lines, as Arrow batches, to the polars engine's own block scan (:class:`~.local.BlockScanner`:
+prefilter, catalog regexes, record extents, line accounting, rows), so both engines give the same event
+table. Tasks send back their rows and accounting, numbered from each split's first line; the driver only
+renumbers and concatenates.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import pickle
+import sys
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import tzinfo
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from ..catalog import Catalog, MessagePattern
-from ..catalog.schema import FIELD_BY_GROUP
-from ..reading.accounting import REPLACEMENT_CHAR, FileScan
+from ..catalog import Catalog
+from ..reading.accounting import Accounting, FileScan
 from ..reading.blocks import (
     BINARY_SNIFF,
+    BLOCK_SIZE,
     GZIP,
     PLAIN,
     looks_binary,
@@ -32,14 +37,20 @@ from ..reading.blocks import (
     read_head,
     stored_form,
 )
-from ..reading.continuation import MAX_CONTINUATION_LINES, ContinuationHints, record_lines
+from ..reading.kernel import BlockFile
 from ..reading.sources import InputError, Source, expand
+from .local import BlockScanner, Scanned
+from .parallel import joined, shifted_lines
 
 if TYPE_CHECKING:
     import polars as pl
+    import pyarrow as pa
+    from pyspark import Broadcast
     from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_MASTER = "local[*]"
+PANDAS_VERSION = "2.2"
+NEWLINE_BYTE = 10
 _GLOB_CHARACTERS = set("\\*?[]{}")
 LOG4J_CONFIG = Path(__file__).with_name("spark-log4j2.properties")
 # Settings the engine relies on; --spark-conf may add to them (and override the harmless ones).
@@ -48,8 +59,8 @@ SESSION_DEFAULTS = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
-    "spark.sql.codegen.wholeStage": "false",  # a 500-pattern catalog makes generated code too large to compile
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",  # lines per batch to a task: fewer, larger hand-overs
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}",
 }
 
@@ -60,16 +71,23 @@ class SparkEngineError(Exception):
 
 @contextmanager
 def spark_errors(doing: str) -> Iterator[None]:
-    """Turn Spark's and the JVM's exceptions (py4j, pyspark) into one message naming what failed."""
+    """Turn Spark's and the JVM's exceptions (py4j, pyspark) into one message naming what failed. A failure in
+    a task's Python is named by its last line (the exception), not by Spark's preamble."""
     try:
         yield
-    except ImportError:
+    except ImportError as exc:
+        if exc.name and not exc.name.startswith(("pyspark", "py4j")):
+            raise SparkEngineError(f"the Spark engine needs {exc.name}: pip install 'rebalance-doctor[spark]'") from None
         raise SparkEngineError("the Spark engine needs pyspark: pip install 'rebalance-doctor[spark]'") from None
     except Exception as exc:
         if not type(exc).__module__.startswith(("py4j", "pyspark")):
             raise
-        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise SparkEngineError(f"Spark {doing} failed: {first}") from None
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        if "Traceback (most recent call last):" in lines:
+            lines = [next(line for line in reversed(lines) if not line.startswith(("at ", "...", "File ")))]
+        if any("No module named 'rebalance_doctor'" in line for line in lines):
+            lines = ["the executors' Python cannot import rebalance_doctor (ship the environment: docs/spark.md)"]
+        raise SparkEngineError(f"Spark {doing} failed: {lines[0] if lines else type(exc).__name__}") from None
 
 
 @dataclass(frozen=True)
@@ -96,7 +114,9 @@ def spark_session(settings: SparkSettings) -> SparkSession:
         from pyspark.sql import SparkSession
 
         builder = SparkSession.builder.master(settings.master)
-        for key, value in {**SESSION_DEFAULTS, **dict(settings.conf)}.items():
+        # a local master's tasks run this Python, the one that has the package (PySpark would run `python3`)
+        local = {"spark.pyspark.python": sys.executable} if settings.master.startswith("local") else {}
+        for key, value in {**SESSION_DEFAULTS, **local, **dict(settings.conf)}.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
@@ -160,26 +180,28 @@ def _spark_location(source: Source) -> str:
     return "".join("\\" + ch if ch in _GLOB_CHARACTERS else ch for ch in location)
 
 
-def _numbered_groups(pattern: MessagePattern) -> list[tuple[str, int]]:
-    """(group name, group number) in number order: Java numbers groups as Python does."""
-    return sorted(pattern.compiled.groupindex.items(), key=lambda item: item[1])
-
-
 class SparkScanner:
-    """Scans all sources in one Spark job per step, with the catalog's anchors and regexes in Java."""
+    """Scans all sources in one Spark job: every task runs the polars engine's scan (:class:`~.local.BlockScanner`,
+    the same kernel and row code) on its file splits' lines; the driver only renumbers and concatenates."""
 
     def __init__(self, catalog: Catalog, spark: SparkSession, collect_unmatched: bool = False):
         self.catalog = catalog
         self.spark = spark
         self.collect_unmatched = collect_unmatched
-        self.hints = ContinuationHints.of(catalog)
 
     def expand(self, paths: list[str]):
         return expand(paths, lambda uri: list_remote(self.spark, uri))
 
-    def scan(self, sources: list[Source], take_records: Callable[[pl.DataFrame], None]) -> list[FileScan]:
-        """Every source's accounting; ``take_records`` receives the records of each file (line numbers final;
-        see :class:`~..reading.kernel.BlockScan`)."""
+    def scan(
+        self,
+        sources: list[Source],
+        take_records: Callable[[pl.DataFrame], None],
+        take_rows: Callable[[pl.DataFrame], None] | None = None,
+        zones: dict[int, tzinfo] | None = None,
+    ) -> list[FileScan]:
+        """Every source's accounting; ``take_records`` and ``take_rows`` receive the events as
+        :meth:`.parallel.LocalScanner.scan` hands them over (line numbers final); rows are made on the
+        executors when ``zones`` (the inputs' time zones) are given."""
         scans = {source.order: FileScan(source=source) for source in sources}
         binary: set[int] = set()
         for source in sources:
@@ -192,26 +214,17 @@ class SparkScanner:
         readable = [s for s in sources if scans[s.order].problem is None or s.order in binary]
         if not readable:
             return list(scans.values())
-        by_key = {_source_key(s): s for s in readable}
+        task = _Task(self.catalog, self.collect_unmatched, zones,
+                     {_source_key(s): BlockFile(s.order, s.display, s.node) for s in readable}, frozenset(binary))
         with spark_errors("scan"):
-            lines = self._lines([_spark_location(s) for s in readable])
-            blocks = self._block_counts(lines)
-            spark_paths = {path: by_key[_spark_key(path)] for path in {b["file_path"] for b in blocks}}
-            skipped = [path for path, source in spark_paths.items() if source.order in binary]
-            kept = self._kept_lines(lines, skipped)
-        numbered = _number_lines(blocks, kept)
-        for path, source in spark_paths.items():
-            scan = scans[source.order]
-            counts = Counter()
-            for block in blocks:
-                if block["file_path"] == path:
-                    counts.update(lines=block["lines"], relevant=block["relevant"], unreadable=block["unreadable"])
-            if source.order in binary:
-                scan.buckets["unreadable"] += counts["lines"]
-                continue
-            records = self._assemble(scan, numbered.get(path, {}), counts)
-            if records is not None:
-                take_records(records)
+            _require_pandas()
+            shipped = self.spark.sparkContext.broadcast(task)
+            try:
+                results = [pickle.loads(row.payload) for row in self._lines(readable).mapInArrow(
+                    functools.partial(_scan_splits, shipped), "payload binary").collect()]
+            finally:
+                shipped.destroy()
+        _merge(results, scans, take_records, take_rows)
         return list(scans.values())
 
     def _unreadable(self, source: Source) -> str | None:
@@ -235,170 +248,121 @@ class SparkScanner:
             return f"{source.display}: cannot read ({str(exc).splitlines()[0] if str(exc) else exc})"
         return "binary" if looks_binary(head) else None
 
-    def _lines(self, locations: list[str]) -> DataFrame:
-        """Every line with its file, its split's byte offset and a row id that is consecutive within a split
-        (taken before any filter), from which the driver derives line numbers."""
+    def _lines(self, sources: list[Source]) -> DataFrame:
+        """Every line as its bytes (as the polars engine reads them: undecoded, a CR before the LF kept), with
+        its file and the byte offset of its file split (the split a task reads, in line order)."""
         from pyspark.sql import functions as F
 
-        return self.spark.read.option("lineSep", "\n").text(locations).select(
+        return self.spark.read.option("lineSep", "\n").text([_spark_location(s) for s in sources]).select(
             F.col("_metadata.file_path").alias("file_path"),
-            F.col("_metadata.file_block_start").alias("block"),
-            F.monotonically_increasing_id().alias("id"),
-            # as polars reads lines: invalid UTF-8 → U+FFFD, and a CR before the LF is part of the line end
-            F.regexp_replace(F.expr("make_valid_utf8(value)"), "\\r\\z", "").alias("text"),
-        )
-
-    def _flags(self, lines: DataFrame) -> DataFrame:
-        from pyspark.sql import functions as F
-
-        candidate = _contains_any("text", self.catalog.anchors)
-        keyword = _contains_any("lower(text)", [word.lower() for word in self.catalog.relevance_words])
-        unreadable = f"contains(text, {_literal(REPLACEMENT_CHAR)})"
-        # two steps, so that the (costly) anchor test runs once per line (Spark does not inline a costly
-        # expression that is used twice)
-        flagged = lines.select("*", F.expr(candidate).alias("candidate"), F.expr(unreadable).alias("unreadable"))
-        return flagged.withColumn("relevant", F.expr(f"(candidate OR {keyword}) AND NOT unreadable"))
-
-    def _block_counts(self, lines: DataFrame) -> list[dict[str, Any]]:
-        """Per file split: lines, the first row id, and the relevant/unreadable line counts for the accounting."""
-        from pyspark.sql import functions as F
-
-        counts = self._flags(lines).groupBy("file_path", "block").agg(
-            F.count(F.lit(1)).alias("lines"),
-            F.min("id").alias("first_id"),
-            F.sum(F.col("relevant").cast("long")).alias("relevant"),
-            F.sum(F.col("unreadable").cast("long")).alias("unreadable"),
-        )
-        return counts.toArrow().to_pylist()
-
-    def _kept_lines(self, lines: DataFrame, skipped: list[str]) -> list[dict[str, Any]]:
-        """Matched lines with their pattern and groups, the lines that may continue or head them, and (with
-        --unmatched) the relevant lines no pattern matched."""
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
-        flagged = self._flags(lines).withColumn("message", F.regexp_replace("text", "\\r\\z", ""))
-        if skipped:
-            flagged = flagged.filter(~F.col("file_path").isin(skipped))
-        may_continue = f"text RLIKE {_literal(self.hints.may_continue)}"
-        if self.hints.starts_record:
-            may_continue += f" OR NOT text RLIKE {_literal(self.hints.starts_record)}"
-        may_head = f"text RLIKE {_literal(self.hints.may_head)}" if self.hints.may_head else "false"
-        wanted = f"candidate OR {may_continue} OR {may_head}" + (" OR relevant" if self.collect_unmatched else "")
-        rows = flagged.filter(F.expr(wanted)).select(
-            "file_path", "block", "id", "text", "message", "unreadable", "relevant",
-            F.expr(f"CASE WHEN candidate THEN {_winner(self.catalog.patterns)} END").alias("pattern_id"),
-            F.expr(may_continue).alias("may_continue"),
-            F.expr(may_head).alias("may_head"),
-        )
-        # runs of consecutive kept lines; keep an event, what follows it in its run, and the header above it
-        split = Window.partitionBy("file_path", "block").orderBy("id")
-        rows = rows.withColumn("run", F.col("id") - F.row_number().over(split))
-        run = Window.partitionBy("file_path", "block", "run").orderBy("id")
-        event = F.col("pattern_id").isNotNull()
-        last_event = F.max(F.when(event, F.col("id"))).over(run.rowsBetween(Window.unboundedPreceding, Window.currentRow))
-        follows_event = F.col("may_continue") & (F.col("id") - last_event <= MAX_CONTINUATION_LINES)
-        heads_event = F.col("may_head") & F.lead(event, 1, False).over(run)
-        keep = event | follows_event | heads_event
-        if self.collect_unmatched:
-            keep = keep | F.col("relevant")
-        rows = rows.withColumn("keep", keep).filter("keep")
-        # groups only for the kept rows, after the window
-        rows = rows.select("file_path", "block", "id", "text", "pattern_id", F.expr(_groups(self.catalog.patterns)).alias("groups"),
-                           "unreadable", "relevant")
-        return rows.toArrow().to_pylist()
-
-    def _assemble(self, scan: FileScan, lines: dict[int, dict[str, Any]], counts: Counter) -> pl.DataFrame | None:
-        """One file's line buckets from its numbered kept lines, and its events."""
-        events = sorted(number for number, row in lines.items() if row["pattern_id"] is not None)
-        in_records: set[int] = set()
-        rows = []
-        for number, next_event in pairwise([*events, None]):
-            row = lines[number]
-            pattern = self.catalog.by_id[row["pattern_id"]]
-            if pattern.housekeeping:  # counted as matched, never a row (as the polars engine)
-                in_records.add(number)
-                continue
-            last = next_event - 1 if next_event is not None else number + MAX_CONTINUATION_LINES + 1
-            followers = (lines[n]["text"] if n in lines else None for n in range(number + 1, last + 1))
-            raw_lines = record_lines(row["text"], followers, pattern.multiline, self.catalog)
-            in_records.update(range(number, number + len(raw_lines)))
-            previous = lines.get(number - 1)
-            groups = {FIELD_BY_GROUP[name]: value for name, value in _group_values(pattern, row["groups"], row["text"]).items()}
-            rows.append(groups | {
-                "pattern": self.catalog.priority[pattern.id], "text": row["text"], "previous": previous["text"] if previous else None,
-                "raw": "\n".join(raw_lines), "line": number,
-            })
-        unreadable = counts["unreadable"] - sum(1 for n in in_records if lines[n]["unreadable"])
-        relevant = counts["relevant"] - sum(1 for n in in_records if lines[n]["relevant"])
-        scan.buckets.update(matched=len(in_records), unreadable=unreadable, relevant_unmatched=relevant,
-                            irrelevant=counts["lines"] - len(in_records) - unreadable - relevant)
-        if self.collect_unmatched:
-            scan.unmatched.extend(
-                (n, row["text"]) for n, row in sorted(lines.items()) if row["relevant"] and n not in in_records
-            )
-        if not rows:
-            return None
-        import polars as pl
-
-        return pl.DataFrame(rows, schema_overrides={"pattern": pl.Int32, "line": pl.Int64}, infer_schema_length=None).with_columns(
-            file=pl.lit(scan.source.display), file_node=pl.lit(scan.source.node), reader=pl.lit(scan.source.order, pl.Int64),
+            F.col("_metadata.file_block_start").alias("split"),
+            F.col("value").cast("binary").alias("line"),
         )
 
 
-def _literal(text: str) -> str:
-    """A Spark SQL string literal (the engine builds its expressions as SQL text: one parse instead of
-    thousands of py4j calls to assemble a 500-pattern expression)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+@dataclass(frozen=True)
+class _Task:
+    """What every task of a scan needs, broadcast once: the catalog, the inputs' zones (rows are made on the
+    executors) and each readable file (by its key, see :func:`_spark_key`), binary ones only counted."""
+
+    catalog: Catalog
+    collect_unmatched: bool
+    zones: dict[int, tzinfo] | None
+    files: dict[tuple[str, str, str], BlockFile]
+    binary: frozenset[int]
+    token: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)  # tells this scan from earlier ones
 
 
-def _contains_any(column: str, literals: list[str]) -> str:
-    """Whether the column contains one of many literals, as one compact expression (an OR of 500
-    ``contains`` overflows the JVM's 64 KB method limit in Spark's generated code)."""
-    return f"exists(array({', '.join(map(_literal, literals))}), literal -> contains({column}, literal))"
+PartKey = tuple[int, int, int]  # a scanned piece of a file: (input order, its split's byte offset, its block in the split)
+_scanners: dict[str, BlockScanner] = {}  # per Python worker (Spark reuses them): the scanner of the current scan
 
 
-def _winner(patterns: list[MessagePattern]) -> str:
-    """The first pattern (catalog priority) whose anchor the line contains and whose regex matches it."""
-    branches = " ".join(
-        f"WHEN contains(text, {_literal(p.anchor)}) AND message RLIKE {_literal(p.regex)} THEN {_literal(p.id)}" for p in patterns
-    )
-    return f"CASE {branches} END"
+def _scan_splits(shipped: Broadcast[_Task], batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One Spark task (on an executor): its splits' lines, a block at a time, through the polars engine's scan.
+    It hands back one row: the pickled keys of its pieces and what they gave (:class:`~.local.Scanned`)."""
+    import pyarrow as pa
+
+    task = shipped.value
+    if task.token not in _scanners:
+        _scanners.clear()
+        _scanners[task.token] = BlockScanner(task.catalog, task.collect_unmatched, zones=task.zones)
+    scanner = _scanners[task.token]
+    keys: list[PartKey] = []
+    pieces: list[Scanned] = []
+    for (file_path, split), number, lines in _split_blocks(batches):
+        file = task.files[_spark_key(file_path)]
+        keys.append((file.order, split, number))
+        if file.order in task.binary:
+            pieces.append(Scanned(parts=[(file.order, Accounting(Counter(unreadable=len(lines))), 0)]))
+        else:
+            pieces.append(scanner.scan_block(_block_of(lines), [file]))
+    if pieces:
+        payload = pickle.dumps((keys, scanner.made_rows(joined(iter(pieces)))), protocol=pickle.HIGHEST_PROTOCOL)
+        yield pa.RecordBatch.from_arrays([pa.array([payload], pa.binary())], names=["payload"])
 
 
-def _groups(patterns: list[MessagePattern]) -> str:
-    """The winning pattern's groups by number (``regexp_extract`` gives '' for a group that took no part)."""
-    branches = []
-    for pattern in patterns:
-        regex = _literal(pattern.regex)
-        values = ", ".join(f"regexp_extract(message, {regex}, {number})" for _, number in _numbered_groups(pattern))
-        if values:
-            branches.append(f"WHEN {_literal(pattern.id)} THEN array({values})")
-    return f"CASE pattern_id {' '.join(branches)} END" if branches else "CAST(NULL AS ARRAY<STRING>)"
+def _split_blocks(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[tuple[str, int], int, pa.Array]]:
+    """A task's lines cut into blocks of about BLOCK_SIZE bytes, never across a file split: (the split's file
+    and offset, the block's number in the split, its lines). A task reads its splits one after the other."""
+    import numpy as np
+    import pyarrow as pa
+
+    current: tuple[str, int] | None = None
+    number, pending, size = 0, [], 0
+    for batch in batches:
+        paths, splits, lines = batch.column(0), batch.column(1).to_numpy(), batch.column(2)
+        codes = paths.dictionary_encode().indices.to_numpy()
+        cuts = np.flatnonzero((codes[1:] != codes[:-1]) | (splits[1:] != splits[:-1])) + 1
+        for start, stop in pairwise([0, *cuts.tolist(), batch.num_rows]):
+            key = (paths[start].as_py(), int(splits[start]))
+            if key != current:
+                if pending:
+                    yield current, number, pa.concat_arrays(pending)
+                current, number, pending, size = key, 0, [], 0
+            piece = lines.slice(start, stop - start)
+            pending.append(piece)
+            size += piece.nbytes
+            if size >= BLOCK_SIZE:
+                yield current, number, pa.concat_arrays(pending)
+                number, pending, size = number + 1, [], 0
+    if pending:
+        yield current, number, pa.concat_arrays(pending)
 
 
-def _group_values(pattern: MessagePattern, values: list[str] | None, text: str) -> dict[str, str]:
-    """Groups by name. Java's regexp_extract gives '' both for an empty capture and for a group that took
-    no part; only the regex itself can tell, so such lines are re-read here (the polars engine's way)."""
-    names = [name for name, _ in _numbered_groups(pattern)]
-    values = values or []
-    if "" in values:
-        m = pattern.compiled.search(text.removesuffix("\r"))
-        if m is not None:
-            return {k: v for k, v in m.groupdict().items() if v is not None}
-    return dict(zip(names, values, strict=True))
+def _block_of(lines: pa.Array) -> bytes:
+    """Lines (an Arrow binary array) as the block of bytes they were read from: each line and its newline."""
+    import numpy as np
+
+    _, offsets, data = lines.buffers()
+    ends = np.frombuffer(offsets, np.int32, len(lines) + 1, lines.offset * 4)
+    text = np.frombuffer(data, np.uint8, ends[-1] - ends[0], ends[0]) if data is not None else np.zeros(0, np.uint8)
+    return np.insert(text, ends[1:] - ends[0], NEWLINE_BYTE).tobytes()
 
 
-def _number_lines(blocks: list[dict[str, Any]], kept: list[dict[str, Any]]) -> dict[str, dict[int, dict[str, Any]]]:
-    """1-based line numbers: lines of the file's earlier splits, plus the row's position in its own split."""
-    first_line: dict[tuple[str, int], int] = {}
-    seen: Counter = Counter()
-    for block in sorted(blocks, key=lambda b: (b["file_path"], b["block"])):
-        first_line[(block["file_path"], block["block"])] = seen[block["file_path"]] + 1
-        seen[block["file_path"]] += block["lines"]
-    first_id = {(b["file_path"], b["block"]): b["first_id"] for b in blocks}
-    numbered: dict[str, dict[int, dict[str, Any]]] = {}
-    for row in kept:
-        key = (row["file_path"], row["block"])
-        numbered.setdefault(row["file_path"], {})[first_line[key] + row["id"] - first_id[key]] = row
-    return numbered
+def _merge(results: list[tuple[list[PartKey], Scanned]], scans: dict[int, FileScan], take_records: Callable[[pl.DataFrame], None],
+           take_rows: Callable[[pl.DataFrame], None] | None) -> None:
+    """The tasks' results into the files' accounting, every file's pieces in file order (tasks finish in any
+    order, and one task may read splits of several files), and their events renumbered from the file's first line."""
+    shifts: dict[tuple[int, int], int] = {}
+    for _, task, piece in sorted((key, task, piece) for task, (keys, _) in enumerate(results) for piece, key in enumerate(keys)):
+        order, accounting, _ = results[task][1].parts[piece]
+        shifts[(task, piece)] = scans[order].append(accounting)
+    for task, (keys, scanned) in enumerate(results):
+        counts = [count for *_, count in scanned.parts]
+        task_shifts = [shifts[(task, piece)] for piece in range(len(keys))]
+        if scanned.records is not None:
+            take_records(shifted_lines(scanned.records, counts, task_shifts))
+        if scanned.rows is not None and take_rows is not None:
+            take_rows(shifted_lines(scanned.rows, counts, task_shifts))
+
+
+def _require_pandas() -> None:
+    """PySpark's Arrow exchange with the executors (``mapInArrow``) will not run without pandas on the driver."""
+    try:
+        import pandas
+    except ImportError:
+        raise SparkEngineError(f"the Spark engine needs pandas >= {PANDAS_VERSION} on the driver (PySpark's Arrow exchange "
+                               "requires it): pip install 'rebalance-doctor[spark]'") from None
+    if tuple(int(part) for part in pandas.__version__.split(".")[:2] if part.isdigit()) < tuple(map(int, PANDAS_VERSION.split("."))):
+        raise SparkEngineError(f"the Spark engine needs pandas >= {PANDAS_VERSION} on the driver (found {pandas.__version__}): "
+                               "pip install 'rebalance-doctor[spark]'")

@@ -1,11 +1,8 @@
 """Record extent: which lines after a matched line belong to its record (stack traces, Streams
 summaries, multi-line messages).
 
-Both engines decide it here, on the lines that follow a match, so a record's ``raw`` text and the
-``matched`` line count are the same whichever engine ran. The Spark engine cannot look at
-neighbouring lines on the cluster; it ships only the lines that *could* continue a record (the
-superset regexes below) and a missing line therefore ends a record, exactly as a line that does not
-continue it would.
+Decided on the lines that follow a match, in the scan kernel that both engines run, so a record's
+``raw`` text and the ``matched`` line count are the same whichever engine ran.
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..catalog import Catalog, Layout, any_of
+from ..catalog import Catalog, Layout
 from .envelope import node_prefix
 
 MAX_CONTINUATION_LINES = 500
@@ -82,30 +79,3 @@ def record_lines(first: str, followers: Iterable[str | None], multiline: bool, c
             break
         lines.append(line)
     return lines
-
-
-@dataclass(frozen=True)
-class ContinuationHints:
-    """Java regexes that let the Spark engine ship only lines :func:`record_lines` might need.
-
-    ``may_continue`` or not ``starts_record``: a line that may continue a record (indented or
-    ``Caused by:`` after an optional node prefix, or starting no timestamped record — the multi-line
-    case). A superset of :func:`record_lines`' test; it differs only where one file mixes two
-    timestamped layouts. ``may_head``: a line that may be a java.util.logging header line.
-    """
-
-    may_continue: str
-    starts_record: str | None
-    may_head: str | None
-
-    @classmethod
-    def of(cls, catalog: Catalog) -> ContinuationHints:
-        prefixes = any_of(p.regex for p in catalog.node_prefixes)
-        optional_prefix = f"(?:{prefixes})?" if prefixes else ""
-        starts = any_of(layout.regex for layout in catalog.record_layouts)
-        headers = any_of(layout.regex for layout in catalog.layouts if layout.header)
-        return cls(
-            may_continue=f"^{optional_prefix}{PYTHON_WHITESPACE}|{STACK_CAUSE}|^{optional_prefix}{EXCEPTION_HEADER}",
-            starts_record=f"^{optional_prefix}(?:{starts})" if starts else None,
-            may_head=headers or None,
-        )

@@ -102,7 +102,7 @@ def load(
         expansion = scanner.expand([os.fspath(path) for path in paths])
         zones, told = zones_for(expansion.sources, tuple(tz))
         event_rows = TableBuilder(catalog, zones)
-        scans = scanner.scan(expansion.sources, event_rows.add)
+        scans = scanner.scan(expansion.sources, event_rows.add, event_rows.add_rows, zones)
         if progress is not None:
             size = sum(source.size for source in expansion.sources)
             progress(size, size)
