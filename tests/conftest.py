@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import pytest
 from hypothesis import HealthCheck, settings
 
-from support import ROOT, SAMPLES, WIDTH, run_cli
+from support import ROOT, SAMPLES, TRACE_LINES, WIDTH, run_cli
 
 # Property tests: a few hundred examples by default; `make test` runs tests/test_line_accounting.py
 # again under "accounting" (10,000 examples), the bar for "no line is ever lost".
@@ -81,3 +81,29 @@ def render_text():
         return stream.getvalue()
 
     return rendered
+
+
+
+@pytest.fixture(scope="session")
+def traced_log(tmp_path_factory):
+    """``traced_log(records)``: a consumer log where every rebalance line carries a stack trace of TRACE_LINES
+    lines, followed by one application line. The records fill the file, so wherever a file is cut into
+    parts (blocks, spans, Spark splits) the cut falls inside a record."""
+    made = {}
+
+    def make(records: int) -> Path:
+        if records not in made:
+            trace = ["org.apache.kafka.common.errors.WakeupException: null",
+                     *(f"\tat org.example.orders.Layer{i}.call(Layer{i}.java:{i + 10})" for i in range(TRACE_LINES - 2)), "\t... 12 more"]
+            path = tmp_path_factory.mktemp("traced") / f"consumer-{records}.log"
+            with path.open("w") as log:
+                for i in range(records):
+                    at = f"2024-03-05 {10 + i // 3600 % 10:02d}:{i // 60 % 60:02d}:{i % 60:02d}"
+                    log.write(f"{at}.000  WARN 4242 --- [ntainer#0-0-C-1] o.a.k.c.c.internals.ConsumerCoordinator  : [Consumer "
+                              "clientId=consumer-orders-1, groupId=orders] Request joining group due to: group is already rebalancing\n")
+                    log.write("\n".join(trace) + "\n")
+                    log.write(f"{at}.500  INFO 4242 --- [nio-8080-exec-3] c.e.orders.OrderController               : GET /orders/{i} 200 12ms\n")
+            made[records] = path
+        return made[records]
+
+    return make

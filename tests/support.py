@@ -16,6 +16,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 GOLDEN = ROOT / "tests" / "golden"
 INCIDENTS = sorted(path.name for path in SAMPLES.iterdir() if path.is_dir())
 WIDTH = 200  # wide enough that tables never fold, as into a pipe
+TRACE_LINES = 90  # the stack trace of each record in the traced_log fixture: a record is its matched line and these
 
 __all__ = ["FIXTURES", "GOLDEN", "INCIDENTS", "ROOT", "SAMPLES", "WIDTH", "ExitStatus", "run_cli"]
 

@@ -16,7 +16,7 @@ from rebalance_doctor.engines import parallel
 from rebalance_doctor.reading import blocks
 from rebalance_doctor.reading.sources import Source
 
-from support import ROOT, SAMPLES
+from support import ROOT, SAMPLES, TRACE_LINES
 
 sys.path.insert(0, str(ROOT / "bench"))
 import generate  # bench/generate.py: the benchmark corpus generator
@@ -291,3 +291,37 @@ def test_a_scan_process_that_starts_after_the_scan_ended_leaves_quietly(tmp_path
     finally:
         signal.signal(signal.SIGINT, interrupt)
 
+
+
+def _assert_whole_records(logs, records: int) -> None:
+    """Every record keeps its whole stack trace, and every line is counted once."""
+    assert logs.events.height == records
+    assert set(logs.events["raw"].str.count_matches("\n").to_list()) == {TRACE_LINES}
+    assert +logs.buckets == {"matched": records * (TRACE_LINES + 1), "irrelevant": records}
+
+
+def test_a_record_that_runs_across_8_mib_blocks_is_whole(traced_log):
+    """A 20 MB consumer log, every rebalance line followed by a 90-line stack trace, is read in 8 MiB blocks:
+    the records cut by the blocks' ends are joined again."""
+    from rebalance_doctor import load
+
+    path = traced_log(4000)
+    assert path.stat().st_size > 2 * blocks.BLOCK_SIZE
+    _assert_whole_records(load([str(path)]), 4000)
+
+
+def test_a_record_that_runs_across_spans_scanned_by_other_processes_is_whole(traced_log, monkeypatch):
+    """The same log in 100 KB spans shared between two processes: every record whole, as one pass reads it."""
+    from polars.testing import assert_frame_equal
+
+    from rebalance_doctor import load
+
+    path = traced_log(600)
+    one_pass = load([str(path)])
+    monkeypatch.setattr(blocks, "SPAN_SIZE", 100_000)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "SCAN_PROCESSES", 2)
+    spans = load([str(path)])
+    assert len(blocks.spans(spans.scans[0].source)) > 20
+    _assert_whole_records(spans, 600)
+    assert_frame_equal(spans.events, one_pass.events)

@@ -6,7 +6,9 @@ test starts a real master and worker on 127.0.0.1 and runs the CLI against them 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import itertools
 import json
 import os
 import shutil
@@ -23,7 +25,7 @@ from rebalance_doctor.engines.spark import SparkSettings, spark_session
 from rebalance_doctor.table import store
 
 from standalone_cluster import standalone_cluster
-from support import FIXTURES, INCIDENTS, SAMPLES, ExitStatus, run_cli
+from support import FIXTURES, INCIDENTS, SAMPLES, TRACE_LINES, ExitStatus, run_cli
 
 SAMPLE_LOGS = [SAMPLES / name for name in INCIDENTS]
 CORPUS = sorted((FIXTURES / "corpus").glob("*.log"))
@@ -108,18 +110,53 @@ def test_awkward_inputs_give_the_same_table_buckets_and_problems(spark, awkward)
     assert spark_logs.events.filter(pl.col("file").str.ends_with("jul.log"))["ts"][0] is not None  # header line read
 
 
+@contextlib.contextmanager
+def small_splits(spark, size: str):
+    """Spark cuts files into splits of ``size`` (one task each) while the block runs."""
+    spark.conf.set("spark.sql.files.maxPartitionBytes", size)
+    try:
+        yield
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+
+
 def test_line_numbers_hold_when_spark_splits_a_file(spark, tmp_path):
     """A big file is read by several tasks (one per split); lines are numbered across splits as in the file."""
     broker = (MINI / "broker-1.log").read_text()
     noise = "".join(f"[2024-03-05 09:{i // 60 % 60:02d}:{i % 60:02d},000] INFO Rolled segment {i} (kafka.log.Log)\n" for i in range(6000))
     (tmp_path / "big.log").write_text(noise + broker + noise + broker)
-    spark.conf.set("spark.sql.files.maxPartitionBytes", "64k")
-    try:
+    with small_splits(spark, "64k"):
         polars_logs, spark_logs = both_engines([str(tmp_path / "big.log")])
-    finally:
-        spark.conf.unset("spark.sql.files.maxPartitionBytes")
     assert_same(polars_logs, spark_logs)
     assert spark_logs.events["line"][0] == 6002
+
+
+def test_a_record_that_runs_across_spark_splits_is_whole(spark, traced_log):
+    """A consumer log whose every rebalance line carries a 90-line stack trace, read in 64 KB splits: every
+    record keeps its whole trace, every line is counted once, as the polars engine reads it."""
+    path = traced_log(600)
+    with small_splits(spark, "64k"):
+        polars_logs, spark_logs = both_engines([str(path)])
+    assert_same(polars_logs, spark_logs)
+    assert set(spark_logs.events["raw"].str.count_matches("\n").to_list()) == {TRACE_LINES}
+    assert +spark_logs.buckets == {"matched": 600 * (TRACE_LINES + 1), "irrelevant": 600}
+
+
+def test_a_header_line_in_the_split_before_its_message_still_gives_its_time(spark, tmp_path):
+    """java.util.logging writes the time on the line before the message. Where a split ends between the two,
+    the message's event still has its time."""
+    pairs = [(f"Mar 05, 2024 10:{i // 60:02d}:{i % 60:02d} AM org.apache.kafka.clients.consumer.internals.ConsumerCoordinator onJoinComplete\n",
+              f"INFO: [Consumer clientId=consumer-orders-1, groupId=orders] Successfully joined group with generation "
+              f"Generation{{generationId={i}, memberId='consumer-orders-1-a', protocol='range'}}\n") for i in range(3000)]
+    (tmp_path / "jul.log").write_text("".join(header + message for header, message in pairs))
+    pair_starts = [0, *itertools.accumulate(len(header) + len(message) for header, message in pairs)]
+    boundaries = range(16 * 1024, pair_starts[-1], 16 * 1024)
+    # a line belongs to the split it starts in: a boundary inside a header line puts its message in the next split
+    assert any(start < boundary < start + len(header) for start, (header, _) in zip(pair_starts, pairs, strict=False) for boundary in boundaries)
+    with small_splits(spark, "16k"):
+        polars_logs, spark_logs = both_engines([str(tmp_path / "jul.log")])
+    assert_same(polars_logs, spark_logs)
+    assert spark_logs.events.height == 3000 and spark_logs.events["ts"].null_count() == 0
 
 
 def test_stdin_is_not_for_spark(spark):

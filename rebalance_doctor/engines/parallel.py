@@ -66,7 +66,7 @@ class LocalScanner(BlockScanner):
         remaining = Counter(source.order for source, *_ in units)
 
         def merge(scanned: Scanned) -> None:
-            shifts = [scans[order].append(part) for order, part, _ in scanned.parts]  # a later part of its input: lines after those read
+            shifts = [scans[order].append_part(part, self.catalog) for order, part, _ in scanned.parts]  # a later part: lines after those read
             counts = [count for *_, count in scanned.parts]
             if scanned.records is not None:
                 take_records(shifted_lines(scanned.records, counts, shifts))

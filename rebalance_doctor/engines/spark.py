@@ -224,7 +224,7 @@ class SparkScanner:
                     functools.partial(_scan_splits, shipped), "payload binary").collect()]
             finally:
                 shipped.destroy()
-        _merge(results, scans, take_records, take_rows)
+        _merge(results, scans, self.catalog, take_records, take_rows)
         return list(scans.values())
 
     def _unreadable(self, source: Source) -> str | None:
@@ -339,14 +339,14 @@ def _block_of(lines: pa.Array) -> bytes:
     return np.insert(text, ends[1:] - ends[0], NEWLINE_BYTE).tobytes()
 
 
-def _merge(results: list[tuple[list[PartKey], Scanned]], scans: dict[int, FileScan], take_records: Callable[[pl.DataFrame], None],
+def _merge(results: list[tuple[list[PartKey], Scanned]], scans: dict[int, FileScan], catalog: Catalog, take_records: Callable[[pl.DataFrame], None],
            take_rows: Callable[[pl.DataFrame], None] | None) -> None:
     """The tasks' results into the files' accounting, every file's pieces in file order (tasks finish in any
     order, and one task may read splits of several files), and their events renumbered from the file's first line."""
     shifts: dict[tuple[int, int], int] = {}
     for _, task, piece in sorted((key, task, piece) for task, (keys, _) in enumerate(results) for piece, key in enumerate(keys)):
         order, accounting, _ = results[task][1].parts[piece]
-        shifts[(task, piece)] = scans[order].append(accounting)
+        shifts[(task, piece)] = scans[order].append_part(accounting, catalog)
     for task, (keys, scanned) in enumerate(results):
         counts = [count for *_, count in scanned.parts]
         task_shifts = [shifts[(task, piece)] for piece in range(len(keys))]

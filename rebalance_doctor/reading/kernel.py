@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog, any_of
-from .accounting import MAX_LINE_BYTES, Accounting
+from .accounting import MAX_LINE_BYTES, Accounting, OpenRecord, Seam
 from .blocks import BLOCK_SIZE
-from .continuation import EXCEPTION_HEADER, PYTHON_WHITESPACE, STACK_CAUSE, record_lines
+from .continuation import EXCEPTION_HEADER, MAX_CONTINUATION_LINES, PYTHON_WHITESPACE, STACK_CAUSE, record_lines
 from .lines import Lines, lines_after, readable, unreadable_offsets
 from .prefilter import Prefilter, best_prefilter
 from .rows import match_lines
@@ -138,6 +138,8 @@ class _BlockWork:
         self.firsts = self.lines.holding(np.array([file.start for file in files], dtype=np.int64))  # each file's first line
         self.lasts = np.append(self.firsts[1:], self.lines.total)  # and the line after its last
         self.event_files = np.zeros(0, dtype=np.int64)  # the file of each event row
+        self.last_record: tuple[list[str], np.ndarray, np.ndarray] | None = None  # records' lines, event?, multi-line? (for the seam)
+        self.unreadable = self.relevant = np.zeros(0, dtype=np.int64)  # the block's lines in those buckets
 
     def result(self) -> BlockScan:
         import numpy as np
@@ -153,7 +155,10 @@ class _BlockWork:
         matched = match_lines(texts, rows, patterns, self.catalog)
         winners = lines[matched["row"].to_numpy()]
         records, covered = self._records(matched, winners, texts)
-        return BlockScan(records, self._parts(np.unique(hit_lines), winners, covered))
+        parts = self._parts(np.unique(hit_lines), winners, covered)
+        if len(self.files) == 1:  # a part of a file, maybe: its records may run on into the next part
+            parts[0][1].seam = self._seam(winners, covered, records)
+        return BlockScan(records, parts)
 
     def _candidates(self, rows: np.ndarray, anchors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(row, pattern) for every pattern of every anchor a line holds, each pair once."""
@@ -183,6 +188,7 @@ class _BlockWork:
         rows = ~housekeeping[pattern]
         first = [texts[row] for row in matched["row"].to_list()]
         raw = first.copy()
+        self.last_record = (raw, rows, multiline[pattern]) if len(winners) else None
         follows = rows & (followers > 0)
         if follows.any():
             indexes = np.flatnonzero(follows)
@@ -216,6 +222,25 @@ class _BlockWork:
         )
         return records, covered
 
+    def _seam(self, winners: np.ndarray, covered: np.ndarray, records: pl.DataFrame | None) -> Seam:
+        """What the block, one part of a file, shows the parts beside it (see :class:`.accounting.Seam`)."""
+        import numpy as np
+
+        first, last = int(self.firsts[0]), int(self.lasts[0])
+        head_end = min(int(winners[0]) if len(winners) else last, first + MAX_CONTINUATION_LINES)
+        head = np.arange(first, head_end)
+        buckets = np.full(len(head), "irrelevant", dtype=object)
+        buckets[np.isin(head, self.relevant)] = "relevant_unmatched"
+        buckets[np.isin(head, self.unreadable)] = "unreadable"
+        seam = Seam(self.lines.texts(head), buckets.tolist(), head_end == last, last_line=self.lines.texts(np.array([last - 1]))[0] if last > first else None)
+        if self.last_record is not None:
+            raw, rows, multiline = self.last_record
+            if rows[-1] and winners[-1] + covered[-1] == last:
+                seam.open_record = OpenRecord(int(winners[-1]) - first + 1, raw[-1].split("\n"), bool(multiline[-1]))
+            if rows[0] and winners[0] == first and records is not None:
+                seam.first_record = records[:1]
+        return seam
+
     def _per_event_file(self, attribute: str, dtype: pl.DataType) -> pl.Expr | pl.Series:
         """One attribute of each event's file (a constant when the block holds one file)."""
         import polars as pl
@@ -239,8 +264,8 @@ class _BlockWork:
 
         matched = np.repeat(winners, covered) + (np.arange(covered.sum()) - np.repeat(np.cumsum(covered) - covered, covered))
         offsets = np.array(unreadable_offsets(self.block, self.suspect), dtype=np.int64)
-        unreadable = np.setdiff1d(np.unique(self.lines.holding(offsets)), matched)
-        relevant = np.setdiff1d(np.setdiff1d(hit_lines, matched), unreadable)
+        unreadable = self.unreadable = np.setdiff1d(np.unique(self.lines.holding(offsets)), matched)
+        relevant = self.relevant = np.setdiff1d(np.setdiff1d(hit_lines, matched), unreadable)
         cut = winners[(self.lines.ends(winners) - self.lines.starts(winners)) > MAX_LINE_BYTES]
         event_counts = np.bincount(self.event_files, minlength=len(self.files)).tolist()
         parts = []

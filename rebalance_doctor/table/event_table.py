@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog import Catalog
 from ..catalog.schema import empty_table
+from ..reading.accounting import FileScan
 from ..reading.kernel import concat_records
 from ..reading.rows import event_rows
 
@@ -52,12 +53,29 @@ class TableBuilder:
             self._frames.append(event_rows(records, self.catalog, self.zones))
             self._pending, self._pending_rows = [], 0
 
-    def build(self, file_order: dict[str, int]) -> pl.DataFrame:
-        """One DataFrame with exactly the schema's columns and dtypes, sorted canonically."""
+    def build(self, file_order: dict[str, int], scans: list[FileScan] = ()) -> pl.DataFrame:
+        """One DataFrame with exactly the schema's columns and dtypes, sorted canonically; what merging the
+        ``scans``' parts changed (:meth:`~..reading.accounting.FileScan.append_part`) applied."""
         self._make_rows()
         if not self._frames:
             return empty_table()
-        return canonical_sort(self._take_frames(), file_order)
+        return canonical_sort(self._joined_parts(self._take_frames(), scans), file_order)
+
+    def _joined_parts(self, table: pl.DataFrame, scans: list[FileScan]) -> pl.DataFrame:
+        """Records made again with the line before them, and the lines of records that ran on into the next part."""
+        import polars as pl
+
+        remade = concat_records([record for scan in scans for record in scan.remade])
+        if remade is not None:
+            rows = event_rows(remade, self.catalog, self.zones)
+            table = pl.concat([table.join(rows.select("file", "line"), on=["file", "line"], how="anti", maintain_order="left"), rows])
+        tails = [(scan.source.display, line, text) for scan in scans for line, text in scan.raw_tails]
+        if tails:
+            more = pl.DataFrame(tails, schema={"file": pl.String, "line": pl.Int64, "more": pl.String}, orient="row").group_by(
+                "file", "line", maintain_order=True).agg(pl.col("more").str.join("\n"))
+            table = table.join(more, on=["file", "line"], how="left", maintain_order="left").with_columns(
+                raw=pl.when(pl.col("more").is_null()).then("raw").otherwise(pl.concat_str("raw", "more", separator="\n"))).drop("more")
+        return table
 
     def _take_frames(self) -> pl.DataFrame:
         """The chunks as one table, no longer referenced here (so sorting can release them)."""

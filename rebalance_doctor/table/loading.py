@@ -108,7 +108,7 @@ def load(
             progress(size, size)
     else:
         raise ValueError(f"unknown engine {engine!r} (choose {' or '.join(ENGINES)})")
-    table = event_rows.build({s.display: s.order for s in expansion.sources})
+    table = event_rows.build({s.display: s.order for s in expansion.sources}, scans)
     table = filter_table(table, since=since, until=until, groups=groups, members=members)
     problems = expansion.problems + [scan.problem for scan in scans if scan.problem]
     problems += [f"{scan.source.display}:{line}: line of {'more than ' if size >= LONG_LINE_READ else ''}{size:,} bytes cut to "
