@@ -187,6 +187,15 @@ def test_every_log_reading_command_takes_engine_spark(spark, command):
     assert from_env.stdout == polars_result.stdout
 
 
+def test_without_pandas_the_spark_engine_says_what_to_install(spark, monkeypatch):
+    """PySpark's Arrow exchange with the executors needs pandas on the driver; a user who installed pyspark alone
+    is told to install the extra, not that pyspark is missing."""
+    monkeypatch.setitem(sys.modules, "pandas", None)  # what `import pandas` meets where pandas is not installed
+    result = run_cli("events", str(MINI), "--engine", "spark", "--master", "local[2]")
+    assert result.exit_code == ExitStatus.ERROR
+    assert "the Spark engine needs pandas >= 2.2 on the driver" in result.stderr and "pip install 'rebalance-doctor[spark]'" in result.stderr
+
+
 def test_bad_spark_conf_is_a_usage_error():
     result = run_cli("events", str(MINI), "--engine", "spark", "--spark-conf", "executor.memory")
     assert result.exit_code == ExitStatus.ERROR
@@ -273,3 +282,15 @@ def test_ingest_on_a_real_standalone_cluster_matches_the_polars_engine(cluster, 
     finished = [app["name"] for app in cluster.state()["completedapps"]]
     assert "rebalance-doctor-cluster-test" in finished  # the job ran on the cluster, not in local mode
     shutil.rmtree(destination)
+
+
+def test_executors_without_the_package_are_told_to_get_its_environment(cluster, tmp_path):
+    """A cluster whose executors run a Python without this package (a worker's system python3): the run stops
+    with a message saying what is missing and where shipping the environment is explained."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    confs = (*cluster.driver_conf, f"spark.pyspark.python={tmp_path / 'bare/bin/python'}", "spark.executor.memory=512m")
+    command = [sys.executable, "-m", "rebalance_doctor", "events", str(MINI), "--engine", "spark", "--master", cluster.master,
+               *[arg for conf in confs for arg in ("--spark-conf", conf)]]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
+    assert result.returncode == ExitStatus.ERROR
+    assert "the executors' Python has no module" in result.stderr and "docs/spark.md" in result.stderr

@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import os
 import pickle
+import re
 import sys
 import uuid
 from collections import Counter
@@ -52,6 +53,7 @@ DEFAULT_MASTER = "local[*]"
 PANDAS_VERSION = "2.2"
 NEWLINE_BYTE = 10
 _GLOB_CHARACTERS = set("\\*?[]{}")
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
 LOG4J_CONFIG = Path(__file__).with_name("spark-log4j2.properties")
 # Settings the engine relies on; --spark-conf may add to them (and override the harmless ones).
 SESSION_DEFAULTS = {
@@ -83,10 +85,12 @@ def spark_errors(doing: str) -> Iterator[None]:
         if not type(exc).__module__.startswith(("py4j", "pyspark")):
             raise
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        if "Traceback (most recent call last):" in lines:
+        missing = next((m.group(1) for line in lines if (m := _MISSING_MODULE.search(line))), None)
+        if missing is not None:
+            raise SparkEngineError(f"Spark {doing} failed: the executors' Python has no module {missing!r} (give the executors this "
+                                   "package's environment: see 'Running on a cluster' in docs/spark.md)") from None
+        if "Traceback (most recent call last):" in lines:  # a task's Python failed: its exception, not Spark's preamble
             lines = [next(line for line in reversed(lines) if not line.startswith(("at ", "...", "File ")))]
-        if any("No module named 'rebalance_doctor'" in line for line in lines):
-            lines = ["the executors' Python cannot import rebalance_doctor (ship the environment: docs/spark.md)"]
         raise SparkEngineError(f"Spark {doing} failed: {lines[0] if lines else type(exc).__name__}") from None
 
 
@@ -113,10 +117,14 @@ def spark_session(settings: SparkSettings) -> SparkSession:
     with spark_errors(f"start on {settings.master} (Java 17+ on PATH or JAVA_HOME? master reachable?)"):
         from pyspark.sql import SparkSession
 
+        # The executors' Python. PySpark takes it from PYSPARK_PYTHON when the session starts (spark.pyspark.python
+        # is only read by spark-submit); a local master's tasks run this Python, which has the package.
+        conf = dict(settings.conf)
+        python = conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or (sys.executable if settings.master.startswith("local") else None)
+        if python:
+            os.environ["PYSPARK_PYTHON"] = python
         builder = SparkSession.builder.master(settings.master)
-        # a local master's tasks run this Python, the one that has the package (PySpark would run `python3`)
-        local = {"spark.pyspark.python": sys.executable} if settings.master.startswith("local") else {}
-        for key, value in {**SESSION_DEFAULTS, **local, **dict(settings.conf)}.items():
+        for key, value in {**SESSION_DEFAULTS, **conf}.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
@@ -256,7 +264,7 @@ class SparkScanner:
         return self.spark.read.option("lineSep", "\n").text([_spark_location(s) for s in sources]).select(
             F.col("_metadata.file_path").alias("file_path"),
             F.col("_metadata.file_block_start").alias("split"),
-            F.col("value").cast("binary").alias("line"),
+            F.col("value").alias("line"),  # Spark's strings are the bytes as read (not validated): the scan decodes them
         )
 
 
@@ -330,7 +338,8 @@ def _split_blocks(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[tuple[str
 
 
 def _block_of(lines: pa.Array) -> bytes:
-    """Lines (an Arrow binary array) as the block of bytes they were read from: each line and its newline."""
+    """Lines (an Arrow string array, its bytes as read) as the block of bytes they were read from: each line and
+    its newline."""
     import numpy as np
 
     _, offsets, data = lines.buffers()
