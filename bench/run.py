@@ -3,19 +3,17 @@
 The bar is ripgrep with the catalogs' anchors (`rg -c -F -f anchors`): the cost of merely finding
 the candidate lines. On a warm page cache, rg and rebalance-doctor's commands run side by side in
 `--repeat` rounds (each command once per round: a shared machine's load drifts, and commands timed
-together see the same load); grep, lnav and the Spark engine run once each after them. The table
-shows the median wall time, throughput, ratio to rg (the median of the rounds' own ratios) and the
-peak RSS of the whole process tree, sampled
-every 20 ms (rebalance-doctor's scan processes included; for the Spark engine the Python driver
-and the JVM it starts; a standalone cluster's master, worker and executor JVMs are separate
-processes and not counted).
+together see the same load); grep and lnav run once each after them. The table shows the median wall
+time, throughput, ratio to rg (the median of the rounds' own ratios) and the peak RSS of the whole
+process tree, sampled every 20 ms (rebalance-doctor's scan processes included). `--spark` prints the
+Spark engine's own table instead (see ``spark_bench``).
 
     python bench/run.py                      # the 1 GB best-case corpus, generated on first use
     python bench/run.py --profile realistic --files 40   # 1 GB that looks like real logs (bench/realistic.py)
     python bench/run.py --suite              # best case: 100 MB, 1 GB, 1 GB in 2,000 files, 5 GB; realistic: 1 GB,
                                              # 5 GB; storm: 300 MB
     python bench/run.py --size 100M --files 2000 --repeat 5
-    python bench/run.py --spark              # also the Spark engine: local[2] and a standalone cluster
+    python bench/run.py --spark --repeat 1   # the Spark engine on realistic corpora: local[2], standalone clusters
 """
 
 from __future__ import annotations
@@ -64,8 +62,17 @@ def tree_rss(root: int) -> int:
     return total
 
 
-def measure(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of the process tree of one run."""
+def process_rss(pid: int) -> int:
+    """Resident bytes of one process."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[21]) * PAGE
+    except OSError:
+        return 0
+
+
+def measure(command: list[str], whole_tree: bool = True) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of the process tree of one run (or of its first process alone)."""
     # stdout goes to a real file: GNU grep stops at the first match when it sees /dev/null
     with tempfile.TemporaryFile() as sink:
         started = time.perf_counter()
@@ -75,7 +82,7 @@ def measure(command: list[str]) -> tuple[float, float]:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
-            peak = max(peak, tree_rss(process.pid))
+            peak = max(peak, tree_rss(process.pid) if whole_tree else process_rss(process.pid))
             time.sleep(0.02)
         elapsed = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -84,7 +91,7 @@ def measure(command: list[str]) -> tuple[float, float]:
     searching = "grep" in command or command[0] in ("rg", "grep")
     if process.returncode not in ((0, 1) if searching else (0,)):
         raise SystemExit(f"benchmark command failed ({process.returncode}): {' '.join(command)}")
-    return elapsed, max(peak, usage.ru_maxrss * 1024) / 1e6
+    return elapsed, (max(peak, usage.ru_maxrss * 1024) if whole_tree else peak) / 1e6
 
 
 def timed(name: str, command: list[str], repeat: int) -> tuple[str, float, float]:
@@ -111,21 +118,48 @@ def rounds(commands: dict[str, list[str]], repeat: int) -> list[tuple[str, float
     return rows
 
 
-def spark_rows(corpus: Path, repeat: int) -> list[tuple[str, float, float]]:
-    """The Spark engine writing an event store, in local mode and on a standalone cluster (1 worker, 2 cores)."""
+def spark_bench(repeat: int) -> None:
+    """The Spark engine's table (docs/spark.md), on realistic corpora: `events` on local[2] for a tiny input (the
+    fixed cost), 100 MB, 1 GB and 2 GB (the marginal throughput per core: 1 GB run less 100 MB run), the polars
+    engine beside it, and the 1 GB run on a standalone cluster of one worker, then two (1 core each). RSS is
+    the Python driver's own (its JVM and the executors are other processes)."""
     from standalone_cluster import standalone_cluster
 
+    tiny = HERE.parent / "tests" / "fixtures" / "mini"
+    corpora = {size: ensure_corpus(size, 40, "realistic", None) for size in ("100M", "1G", "2G")}
+    sizes = {name: sum(os.path.getsize(f) for f in corpus_files(corpus)) for name, corpus in corpora.items()}
+
+    def events(corpus: Path, *engine: str) -> list[str]:
+        return [*TOOL, "events", str(corpus), "--format", "ndjson", *engine]
+
+    local = ("--engine", "spark", "--master", "local[2]")
+    rows = [(f"spark local[2], {name}", size, *timed_driver(events(corpora[name], *local), repeat)) for name, size in sizes.items()]
+    rows.insert(0, ("spark local[2], tiny (3 files)", sum(f.stat().st_size for f in tiny.iterdir()), *timed_driver(events(tiny, *local), repeat)))
+    rows += [(f"polars, {name}", sizes[name], *timed_driver(events(corpora[name]), repeat)) for name in ("100M", "1G")]
     with tempfile.TemporaryDirectory() as work:
-        store = str(Path(work) / "events")
-        ingest = [*TOOL, "ingest", str(corpus), "--force", "-o", store]
-        rows = [timed("rebalance-doctor ingest (polars engine)", ingest, repeat)]
-        ingest += ["--engine", "spark"]
-        rows.append(timed("rebalance-doctor ingest --engine spark (local[2])", [*ingest, "--master", "local[2]"], repeat))
-        (Path(work) / "cluster").mkdir()
-        with standalone_cluster(Path(work) / "cluster", cores=2, memory="4g") as cluster:
-            conf = [arg for item in (*cluster.driver_conf, *cluster.python_conf, "spark.executor.memory=3g") for arg in ("--spark-conf", item)]
-            rows.append(timed("rebalance-doctor ingest --engine spark (standalone, 1 worker × 2 cores)", [*ingest, "--master", cluster.master, *conf], repeat))
-    return rows
+        for workers in (1, 2):
+            (Path(work) / f"cluster-{workers}").mkdir()
+            with standalone_cluster(Path(work) / f"cluster-{workers}", cores=1, memory="3g", workers=workers) as cluster:
+                conf = [arg for item in (*cluster.driver_conf, *cluster.python_conf, "spark.executor.memory=2g") for arg in ("--spark-conf", item)]
+                command = events(corpora["1G"], "--engine", "spark", "--master", cluster.master, *conf)
+                rows.append((f"spark standalone, {workers} worker{'s' * (workers > 1)} × 1 core, 1G", sizes["1G"], *timed_driver(command, repeat)))
+    walls = {name: wall for name, _, wall, _ in rows}
+    marginal = (sizes["1G"] - sizes["100M"]) / 1e6 / (walls["spark local[2], 1G"] - walls["spark local[2], 100M"]) / 2
+    scale = walls["spark standalone, 1 worker × 1 core, 1G"] / walls["spark standalone, 2 workers × 1 core, 1G"]
+    print(f"\nspark engine, realistic corpora · {os.cpu_count()} cores · {platform.processor() or platform.machine()} · "
+          f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}\n")
+    print("| run | input (MB) | wall (s) | throughput (MB/s) | driver peak RSS (MB) |")
+    print("|---|---:|---:|---:|---:|")
+    for name, size, wall, rss in rows:
+        print(f"| {name} | {size / 1e6:,.0f} | {wall:.2f} | {size / 1e6 / wall:,.1f} | {rss:,.0f} |")
+    print(f"\nmarginal throughput on local[2] (1G run less 100M run): {marginal:.1f} MB/s per core · two workers: {scale:.2f} × one")
+
+
+def timed_driver(command: list[str], repeat: int) -> tuple[float, float]:
+    """Median wall seconds and the peak RSS (MB) of the command's own process, over ``repeat`` runs."""
+    runs = [measure(command, whole_tree=False) for _ in range(repeat)]
+    print(f"{' '.join(command[2:5])}: {statistics.median(r[0] for r in runs):.2f} s", file=sys.stderr)
+    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
 
 
 EXTRA_PATTERNS = 100
@@ -164,7 +198,7 @@ def ensure_corpus(size: str, files: int, profile: str, corpus: Path | None) -> P
 ONCE = ("grep -c -F -f anchors", "lnav -n (load only)")  # 5–25 × rg: one run each says enough
 
 
-def bench(corpus: Path, profile: str, repeat: int, spark: bool, spark_repeat: int) -> None:
+def bench(corpus: Path, profile: str, repeat: int) -> None:
     files = corpus_files(corpus)
     size = sum(os.path.getsize(f) for f in files)
     anchors = HERE / "results" / "anchors.txt"
@@ -194,8 +228,6 @@ def bench(corpus: Path, profile: str, repeat: int, spark: bool, spark_repeat: in
     rows = rounds(commands, repeat)
     baseline = rows[0][1]
     others = [timed(name, command, 1) for name, command in once.items()]
-    if spark:
-        others += spark_rows(corpus, spark_repeat)
     rows += [(name, wall, wall / baseline, rss) for name, wall, rss in others]
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(f"\n{profile}: {size / 1e9:.2f} GB in {len(files):,} files · {os.cpu_count()} cores · "
@@ -229,15 +261,16 @@ def main() -> None:
                         help="what the generated corpus looks like (bench/generate.py)")
     parser.add_argument("--suite", action="store_true", help="every corpus of the performance tables: one table each")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--spark", action="store_true", help="also time `ingest --engine spark` (local[2] and a standalone cluster)")
-    parser.add_argument("--spark-repeat", type=int, default=1, help="runs per Spark row (they are slow)")
+    parser.add_argument("--spark", action="store_true", help="the Spark engine's table instead (docs/spark.md): local[2] and standalone clusters")
     args = parser.parse_args()
     compile_bytecode()
+    if args.spark:
+        spark_bench(args.repeat)
+        return
     corpora = SUITE if args.suite else [(args.size, args.files, args.profile)]
     for size, files, profile in corpora:
         corpus = ensure_corpus(size, files, profile, None if args.suite else args.corpus)
-        bench(corpus, profile, 1 if size == "5G" else args.repeat, args.spark and size == "1G" and profile == "best-case",
-              args.spark_repeat)
+        bench(corpus, profile, 1 if size == "5G" else args.repeat)
 
 
 if __name__ == "__main__":

@@ -39,36 +39,38 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def standalone_cluster(work: Path, cores: int = 1, memory: str = "1g") -> Iterator[Cluster]:
+def standalone_cluster(work: Path, cores: int = 1, memory: str = "1g", workers: int = 1) -> Iterator[Cluster]:
+    """A master and ``workers`` workers of ``cores`` cores each, until the block ends."""
     import pyspark
 
     spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
-    port, ui, worker_ui = _free_port(), _free_port(), _free_port()
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_WORKER_DIR": str(work / "worker"), "SPARK_LOG_DIR": str(work)}
+    port, ui = _free_port(), _free_port()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(work)}
     # each process writes its own copy of its log file's descriptor: this one closes its copy at once
     with open(work / "master.out", "wb") as master_log:
-        master = subprocess.Popen(
+        processes = [subprocess.Popen(
             [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
             env=env, stdout=master_log, stderr=subprocess.STDOUT,
-        )
-    with open(work / "worker.out", "wb") as worker_log:
-        worker = subprocess.Popen(
-            [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
-             "--cores", str(cores), "--memory", memory, "--webui-port", str(worker_ui)],
-            env=env, stdout=worker_log, stderr=subprocess.STDOUT,
-        )
+        )]
+    for number in range(workers):
+        with open(work / f"worker-{number}.out", "wb") as worker_log:
+            processes.append(subprocess.Popen(
+                [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
+                 "--cores", str(cores), "--memory", memory, "--webui-port", str(_free_port()), "--work-dir", str(work / f"worker-{number}")],
+                env=env, stdout=worker_log, stderr=subprocess.STDOUT,
+            ))
     cluster = Cluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui}/json/")
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:
             with contextlib.suppress(OSError, ValueError):
-                if cluster.state().get("aliveworkers", 0) >= 1:
+                if cluster.state().get("aliveworkers", 0) >= workers:
                     break
             if time.monotonic() > deadline:
-                raise RuntimeError("the standalone cluster did not start:\n" + (work / "master.out").read_text() + (work / "worker.out").read_text())
+                raise RuntimeError("the standalone cluster did not start:\n" + "".join(p.read_text() for p in sorted(work.glob("*.out"))))
             time.sleep(1)
         yield cluster
     finally:
-        for process in (worker, master):
+        for process in reversed(processes):
             process.terminate()
             process.wait(timeout=30)
