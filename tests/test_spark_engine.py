@@ -187,13 +187,15 @@ def test_every_log_reading_command_takes_engine_spark(spark, command):
     assert from_env.stdout == polars_result.stdout
 
 
-def test_without_pandas_the_spark_engine_says_what_to_install(spark, monkeypatch):
-    """PySpark's Arrow exchange with the executors needs pandas on the driver; a user who installed pyspark alone
-    is told to install the extra, not that pyspark is missing."""
-    monkeypatch.setitem(sys.modules, "pandas", None)  # what `import pandas` meets where pandas is not installed
+@pytest.mark.parametrize(("module", "least"), [("pandas", "2.2"), ("pyarrow", "15")])
+def test_without_pandas_or_pyarrow_the_spark_engine_says_what_to_install(spark, monkeypatch, module, least):
+    """PySpark's Arrow exchange with the executors needs pandas and pyarrow on the driver; a user who installed
+    pyspark alone is told to install the extra, not that pyspark is missing."""
+    monkeypatch.setitem(sys.modules, module, None)  # what `import` meets where the module is not installed
     result = run_cli("events", str(MINI), "--engine", "spark", "--master", "local[2]")
     assert result.exit_code == ExitStatus.ERROR
-    assert "the Spark engine needs pandas >= 2.2 on the driver" in result.stderr and "pip install 'rebalance-doctor[spark]'" in result.stderr
+    assert f"the Spark engine needs {module} >= {least} on the driver" in result.stderr
+    assert "pip install 'rebalance-doctor[spark]'" in result.stderr
 
 
 def test_bad_spark_conf_is_a_usage_error():

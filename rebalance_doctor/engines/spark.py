@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_MASTER = "local[*]"
-PANDAS_VERSION = "2.2"
+ARROW_EXCHANGE = (("pandas", "2.2"), ("pyarrow", "15"))  # what mapInArrow needs on the driver, and from which version
 NEWLINE_BYTE = 10
 _GLOB_CHARACTERS = set("\\*?[]{}")
 _MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
@@ -225,13 +225,15 @@ class SparkScanner:
         task = _Task(self.catalog, self.collect_unmatched, zones,
                      {_source_key(s): BlockFile(s.order, s.display, s.node) for s in readable}, frozenset(binary))
         with spark_errors("scan"):
-            _require_pandas()
+            _require_arrow_exchange()
             shipped = self.spark.sparkContext.broadcast(task)
             try:
-                results = [pickle.loads(row.payload) for row in self._lines(readable).mapInArrow(
-                    functools.partial(_scan_splits, shipped), "payload binary").collect()]
+                collected = self._lines(readable).mapInArrow(functools.partial(_scan_splits, shipped), "payload binary").collect()
             finally:
                 shipped.destroy()
+        results = []
+        while collected:  # each task's bytes released as soon as they are read: not all of them twice in memory
+            results.append(pickle.loads(collected.pop().payload))
         _merge(results, scans, self.catalog, take_records, take_rows)
         return list(scans.values())
 
@@ -365,13 +367,17 @@ def _merge(results: list[tuple[list[PartKey], Scanned]], scans: dict[int, FileSc
             take_rows(shifted_lines(scanned.rows, counts, task_shifts))
 
 
-def _require_pandas() -> None:
-    """PySpark's Arrow exchange with the executors (``mapInArrow``) will not run without pandas on the driver."""
-    try:
-        import pandas
-    except ImportError:
-        raise SparkEngineError(f"the Spark engine needs pandas >= {PANDAS_VERSION} on the driver (PySpark's Arrow exchange "
-                               "requires it): pip install 'rebalance-doctor[spark]'") from None
-    if tuple(int(part) for part in pandas.__version__.split(".")[:2] if part.isdigit()) < tuple(map(int, PANDAS_VERSION.split("."))):
-        raise SparkEngineError(f"the Spark engine needs pandas >= {PANDAS_VERSION} on the driver (found {pandas.__version__}): "
-                               "pip install 'rebalance-doctor[spark]'")
+def _require_arrow_exchange() -> None:
+    """PySpark's Arrow exchange with the executors (``mapInArrow``) will not run without pandas and pyarrow on
+    the driver; each missing or old one is named (PySpark's own error would read as pyspark missing)."""
+    import importlib
+
+    for name, least in ARROW_EXCHANGE:
+        try:
+            version = importlib.import_module(name).__version__
+        except ImportError:
+            raise SparkEngineError(f"the Spark engine needs {name} >= {least} on the driver (PySpark's Arrow exchange requires it): "
+                                   "pip install 'rebalance-doctor[spark]'") from None
+        if tuple(int(part) for part in version.split(".")[:2] if part.isdigit()) < tuple(map(int, least.split("."))):
+            raise SparkEngineError(f"the Spark engine needs {name} >= {least} on the driver (found {version}): "
+                                   "pip install 'rebalance-doctor[spark]'")
