@@ -107,3 +107,19 @@ def traced_log(tmp_path_factory):
         return made[records]
 
     return make
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel built from this repository, as `pip wheel .` builds it for a user."""
+    import shutil
+    import subprocess
+
+    work = tmp_path_factory.mktemp("wheel")
+    # built from a clean copy: a build/ folder left in the tree would carry stale modules into the wheel
+    source = shutil.copytree(ROOT, work / "source", ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "corpus", "results"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(work / "dist"), str(source)],
+                   check=True, capture_output=True)
+    (built,) = (work / "dist").glob("rebalance_doctor-*.whl")
+    return built

@@ -296,3 +296,21 @@ def test_executors_without_the_package_are_told_to_get_its_environment(cluster, 
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
     assert result.returncode == ExitStatus.ERROR
     assert "the executors' Python has no module" in result.stderr and "docs/spark.md" in result.stderr
+
+
+def test_a_packed_environment_shipped_with_spark_archives_runs_the_scan(cluster, wheel, tmp_path):
+    """docs/spark.md's way to a cluster: the package and its native dependencies packed with venv-pack and
+    shipped with `spark.archives`; the executors run that environment's Python and give the polars table."""
+    environment = tmp_path / "rd-env"
+    subprocess.run([sys.executable, "-m", "venv", str(environment)], check=True)
+    subprocess.run([environment / "bin/pip", "install", "--quiet", str(wheel), "pyarrow>=15", "pandas>=2.2,<3", "venv-pack"],
+                   check=True, capture_output=True)
+    subprocess.run([environment / "bin/venv-pack", "-p", str(environment), "-o", str(tmp_path / "rd-env.tar.gz"), "-q"],
+                   check=True, capture_output=True)
+    confs = (*cluster.driver_conf, f"spark.archives={tmp_path / 'rd-env.tar.gz'}#environment", "spark.pyspark.python=./environment/bin/python",
+             "spark.executor.memory=512m")
+    command = [sys.executable, "-m", "rebalance_doctor", "events", str(MINI), "--format", "ndjson", "--engine", "spark",
+               "--master", cluster.master, *[arg for conf in confs for arg in ("--spark-conf", conf)]]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
+    assert result.returncode == ExitStatus.OK, result.stderr
+    assert result.stdout == run_cli("events", str(MINI), "--format", "ndjson").stdout

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -22,15 +21,9 @@ from support import GOLDEN, INCIDENTS, ROOT, SAMPLES, ExitStatus
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
+def installed(tmp_path_factory, wheel: Path) -> Path:
     """The bin/ directory of a fresh virtual environment holding the wheel built from this repository."""
-    work = tmp_path_factory.mktemp("wheel")
-    # built from a clean copy: a build/ folder left in the tree would carry stale modules into the wheel
-    source = shutil.copytree(ROOT, work / "source", ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "corpus", "results"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(work / "dist"), str(source)],
-                   check=True, capture_output=True)
-    (wheel,) = (work / "dist").glob("rebalance_doctor-*.whl")
+    work = tmp_path_factory.mktemp("installed")
     subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
     subprocess.run([work / "venv/bin/pip", "install", "--quiet", str(wheel)], check=True, capture_output=True)
     return work / "venv" / "bin"
