@@ -232,6 +232,19 @@ def test_stores_are_readable_by_the_other_engine(spark, tmp_path):
             assert back.buckets == logs.buckets
 
 
+def test_a_store_path_is_a_name_not_a_pattern_for_both_engines(spark, tmp_path):
+    """A store written by Spark to `st*x` or `incident[1] 50%41` lands under that very name, and reading `st*x`
+    reads that store, not its sibling `stAx`, with either engine."""
+    logs = load([str(MINI)])
+    store.write_events(load([str(MINI / "broker-1.log")]), str(tmp_path / "stAx"), spark=spark)
+    for name in ("st*x", "incident[1] 50%41"):
+        store.write_events(logs, str(tmp_path / name), spark=spark)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["incident[1] 50%41", "st*x", "stAx"]
+    for name in ("st*x", "incident[1] 50%41"):
+        for reader in (spark, None):
+            assert_frame_equal(store.read_events(str(tmp_path / name), spark=reader).events, logs.events)
+
+
 def test_ingest_refuses_to_overwrite_without_force(tmp_path):
     destination = tmp_path / "events"
     assert run_cli("ingest", str(MINI), "-o", str(destination)).exit_code == ExitStatus.OK

@@ -183,8 +183,12 @@ def _source_key(source: Source) -> tuple[str, str, str]:
 
 
 def _spark_location(source: Source) -> str:
-    """What to hand Spark's reader: it globs every path, so glob characters in file names are escaped."""
-    location = source.uri or f"file://{os.path.abspath(source.path)}"
+    """What to hand Spark's reader for a source."""
+    return literal_location(source.uri or f"file://{os.path.abspath(source.path)}")
+
+
+def literal_location(location: str) -> str:
+    """A Hadoop location as Spark's readers take it: they glob every path, so glob characters in names are escaped."""
     return "".join("\\" + ch if ch in _GLOB_CHARACTERS else ch for ch in location)
 
 

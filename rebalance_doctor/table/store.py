@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import uuid
 from collections import Counter
@@ -21,7 +22,7 @@ from urllib.parse import unquote, urlparse
 import polars as pl
 
 from ..catalog.schema import COLUMN_NAMES, empty_table, polars_schema
-from ..engines.spark import spark_errors
+from ..engines.spark import literal_location, spark_errors
 from ..reading.accounting import FileScan
 from ..reading.sources import Source, is_uri
 from .event_table import canonical_sort
@@ -118,7 +119,7 @@ def read_events(location: str, *, spark: SparkSession | None = None) -> LogSet:
         events = empty_table()
     elif spark is not None:
         with spark_errors("read"):
-            events = pl.from_arrow(spark.read.parquet(files.location(location)).drop("date", "group").toArrow())
+            events = pl.from_arrow(spark.read.parquet(literal_location(files.location(location))).drop("date", "group").toArrow())
     else:
         events = pl.read_parquet(files.files_under(location, ".parquet"), hive_partitioning=False, glob=False)
     events = events.select([pl.col(name).cast(polars_schema()[name]) for name in COLUMN_NAMES])
@@ -184,7 +185,8 @@ class _HadoopFiles:
         self.conf = spark.sparkContext._jsc.hadoopConfiguration()
 
     def location(self, path: str) -> str:
-        return path if is_uri(path) else Path(path).absolute().as_uri()
+        """A local path as a Hadoop location naming that very path: Hadoop reads it as it is, not percent-decoded."""
+        return path if is_uri(path) else f"file://{os.path.abspath(path)}"
 
     def _path(self, path: str):
         hadoop_path = self.jvm.org.apache.hadoop.fs.Path(self.location(path))
