@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from datetime import UTC, datetime
 
 import polars as pl
 import pytest
@@ -219,6 +220,21 @@ def test_ingest_writes_an_event_store_that_report_check_and_grep_read(spark, tmp
         assert from_store.exit_code == from_logs.exit_code
         assert from_store.stdout == from_logs.stdout
     assert json.loads(run_cli("report", "--format", "json", "--events", str(destination)).stdout)["stats"]["matched"] == 13
+
+
+def test_the_executors_write_the_store_and_it_holds_the_polars_table(spark, traced_log, tmp_path):
+    """`ingest --engine spark --group orders --since …` on logs cut into 64 KB splits: the executors write the
+    store (the driver never holds the table), with the records that ran across splits whole and the filters
+    applied as the polars engine applies them."""
+    paths = [str(traced_log(600)), str(MINI)]
+    filters = {"groups": ("orders",), "since": datetime(2024, 3, 5, 10, 0, 30, tzinfo=UTC)}
+    with small_splits(spark, "64k"):
+        logs = load(paths, engine="spark", spark=LOCAL, **filters)
+        written = store.write_events(logs, str(tmp_path / "events"), spark=spark)
+    assert logs.table is None  # never collected
+    expected = load(paths, **filters).events
+    assert written == expected.height > 500
+    assert_frame_equal(store.read_events(str(tmp_path / "events")).events, expected)
 
 
 def test_stores_are_readable_by_the_other_engine(spark, tmp_path):

@@ -73,8 +73,7 @@ def test_the_installed_copy_writes_a_self_contained_html_report(installed: Path,
     assert "<style>" in page and "<script>" in page and "<svg" in page
 
 
-def test_the_wheel_is_a_wheel_of_this_version(installed: Path):
-    (wheel,) = (installed.parent.parent / "dist").glob("*.whl")
+def test_the_wheel_is_a_wheel_of_this_version(wheel: Path):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     assert any(n.endswith("catalog/patterns/reasons.yaml") for n in names)

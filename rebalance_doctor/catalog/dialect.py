@@ -1,5 +1,5 @@
-"""The regex dialect every catalog entry is written in: what Python, polars (Rust regex) and Spark (Java
-regex) all read the same way (:func:`portability_problems`), the literal text a regex requires (the
+"""The regex dialect every catalog entry is written in: what Python, polars (Rust regex) and the JVM (Java
+regex, for matching in Spark SQL) all read the same way (:func:`portability_problems`), the literal text a regex requires (the
 prefilter's anchors), and a time limit for users' regexes (:class:`BoundedPattern`)."""
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ The Python side only knows the *shape* of a catalog. The words live in ``pattern
 - ``patterns/context.yaml`` – log-context prefixes inside the message (``[Consumer clientId=…]``);
 - ``patterns/relevance.yaml`` – words that make an unmatched line worth reporting.
 
-Every regex must behave the same in Python (``re``; the ``regex`` module for users' catalogs), polars (Rust regex) and Spark
-(Java regex); :func:`portability_problems` enforces the common dialect and loading fails with
+Every regex must behave the same in Python (``re``; the ``regex`` module for users' catalogs), polars (Rust regex) and the
+JVM (Java regex); :func:`portability_problems` enforces the common dialect and loading fails with
 ``file:line`` on the first bad entry.
 """
 

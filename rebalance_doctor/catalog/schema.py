@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import polars as pl
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,20 @@ def polars_schema() -> dict[str, pl.DataType]:
 
     types = {"str": pl.Utf8, "int": pl.Int64, "bool": pl.Boolean, "datetime": pl.Datetime("us", "UTC")}
     return {c.name: types[c.dtype] for c in COLUMNS}
+
+
+def spark_schema() -> str:
+    """The columns as a Spark DDL schema (the Spark engine's executors hand their rows over in it)."""
+    types = {"str": "string", "int": "bigint", "bool": "boolean", "datetime": "timestamp"}
+    return ", ".join(f"`{c.name}` {types[c.dtype]}" for c in COLUMNS)
+
+
+def arrow_schema() -> pa.Schema:
+    """The columns as Arrow types, as Spark takes them from Python (plain strings, UTC microseconds)."""
+    import pyarrow as pa
+
+    types = {"str": pa.string(), "int": pa.int64(), "bool": pa.bool_(), "datetime": pa.timestamp("us", tz="UTC")}
+    return pa.schema([(c.name, types[c.dtype]) for c in COLUMNS])
 
 
 def empty_table() -> pl.DataFrame:

@@ -114,13 +114,13 @@ def ingest(
     from ..table.store import StoreError, write_events
 
     try:
-        write_events(logs, output, spark=spark_session_for(options), overwrite=force)
+        written = write_events(logs, output, spark=spark_session_for(options), overwrite=force)
     except (StoreError, SparkEngineError) as exc:
         raise fail(str(exc)) from None
     except OSError as exc:
         raise fail(f"{output}: {exc.strerror or exc}") from None
-    environment().err.print(Text(f"wrote {logs.events.height:,} events from {logs.files_read:,} files to {output}", style="dim"))
-    exit_1_when_nothing_found(logs.events.height)
+    environment().err.print(Text(f"wrote {written:,} events from {logs.files_read:,} files to {output}", style="dim"))
+    exit_1_when_nothing_found(written)
 
 
 @app.command()

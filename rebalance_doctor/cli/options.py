@@ -223,7 +223,7 @@ def read_store(paths, options: LogOptions):
         raise fail(str(exc)) from None
     events = filter_table(logs.events, since=parse_time(options.since, "--since"), until=parse_time(options.until, "--until"),
                           groups=tuple(options.group), members=tuple(options.member))
-    return replace(logs, events=events)
+    return replace(logs, table=events)
 
 
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024

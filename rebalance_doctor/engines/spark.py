@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from ..catalog import Catalog
+from ..catalog.schema import arrow_schema, spark_schema
 from ..reading.accounting import Accounting, FileScan
 from ..reading.blocks import (
     BINARY_SNIFF,
@@ -38,13 +39,12 @@ from ..reading.blocks import (
     read_head,
     stored_form,
 )
-from ..reading.kernel import BlockFile
+from ..reading.kernel import BlockFile, concat_records
+from ..reading.rows import event_rows
 from ..reading.sources import InputError, Source, expand
 from .local import BlockScanner, Scanned
-from .parallel import joined, shifted_lines
 
 if TYPE_CHECKING:
-    import polars as pl
     import pyarrow as pa
     from pyspark import Broadcast
     from pyspark.sql import DataFrame, SparkSession
@@ -204,16 +204,9 @@ class SparkScanner:
     def expand(self, paths: list[str]):
         return expand(paths, lambda uri: list_remote(self.spark, uri))
 
-    def scan(
-        self,
-        sources: list[Source],
-        take_records: Callable[[pl.DataFrame], None],
-        take_rows: Callable[[pl.DataFrame], None] | None = None,
-        zones: dict[int, tzinfo] | None = None,
-    ) -> list[FileScan]:
-        """Every source's accounting; ``take_records`` and ``take_rows`` receive the events as
-        :meth:`.parallel.LocalScanner.scan` hands them over (line numbers final); rows are made on the
-        executors when ``zones`` (the inputs' time zones) are given."""
+    def scan(self, sources: list[Source], zones: dict[int, tzinfo]) -> SparkScan:
+        """Every source scanned on the cluster: the rows stay there (see :class:`SparkScan`), the accounting comes
+        back, merged file by file. ``zones``: the inputs' time zones (rows are made on the executors)."""
         scans = {source.order: FileScan(source=source) for source in sources}
         binary: set[int] = set()
         for source in sources:
@@ -225,21 +218,23 @@ class SparkScanner:
                 scans[source.order].problem = problem
         readable = [s for s in sources if scans[s.order].problem is None or s.order in binary]
         if not readable:
-            return list(scans.values())
+            return SparkScan(None, {}, list(scans.values()))
         task = _Task(self.catalog, self.collect_unmatched, zones,
                      {_source_key(s): BlockFile(s.order, s.display, s.node) for s in readable}, frozenset(binary))
         with spark_errors("scan"):
+            from pyspark import StorageLevel
+            from pyspark.sql import functions as F
+
             _require_arrow_exchange()
             shipped = self.spark.sparkContext.broadcast(task)
-            try:
-                collected = self._lines(readable).mapInArrow(functools.partial(_scan_splits, shipped), "payload binary").collect()
-            finally:
-                shipped.destroy()
-        results = []
-        while collected:  # each task's bytes released as soon as they are read: not all of them twice in memory
-            results.append(pickle.loads(collected.pop().payload))
-        _merge(results, scans, self.catalog, take_records, take_rows)
-        return list(scans.values())
+            scanned = self._lines(readable).mapInArrow(functools.partial(_scan_splits, shipped), _SCANNED_SCHEMA)
+            scanned = scanned.persist(StorageLevel.MEMORY_AND_DISK)  # read once: its accounting, then its rows
+            parts = scanned.filter(F.col("payload").isNotNull()).select(*PIECE_KEYS, "payload").collect()
+        shifts = {}
+        for row in sorted(parts, key=lambda row: tuple(row[key] for key in PIECE_KEYS)):  # each file's pieces in file order
+            shifts[tuple(row[key] for key in PIECE_KEYS)] = scans[row["piece_order"]].append_part(pickle.loads(row["payload"]), self.catalog)
+        rows = scanned.filter(F.col("payload").isNull()).drop("payload")
+        return SparkScan(rows, shifts, list(scans.values()), lambda: (scanned.unpersist(), shipped.destroy()))
 
     def _unreadable(self, source: Source) -> str | None:
         """Why a source cannot be scanned ("binary" when it is to be counted, not read), checked on the driver
@@ -274,6 +269,19 @@ class SparkScanner:
         )
 
 
+@dataclass
+class SparkScan:
+    """A scan on the cluster: its ``rows`` (a Spark DataFrame with the schema's columns, and the piece of its file
+    each came from, its line numbered from the piece's first line), the line to add to each piece's numbers
+    (by PIECE_KEYS), and the files' accounting, merged (records that ran from a piece into the next included:
+    :meth:`~..reading.accounting.FileScan.append_part`). ``close()`` lets the cluster forget it."""
+
+    rows: DataFrame | None
+    shifts: dict[tuple[int, int, int], int]
+    scans: list[FileScan]
+    close: Callable[[], object] = lambda: None
+
+
 @dataclass(frozen=True)
 class _Task:
     """What every task of a scan needs, broadcast once: the catalog, the inputs' zones (rows are made on the
@@ -287,13 +295,15 @@ class _Task:
     token: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)  # tells this scan from earlier ones
 
 
-PartKey = tuple[int, int, int]  # a scanned piece of a file: (input order, its split's byte offset, its block in the split)
+PIECE_KEYS = ("piece_order", "piece_split", "piece_number")  # a piece of a file: its input order, split offset, block in the split
+_SCANNED_SCHEMA = f"{spark_schema()}, {', '.join(f'{key} bigint' for key in PIECE_KEYS)}, payload binary"
 _scanners: dict[str, BlockScanner] = {}  # per Python worker (Spark reuses them): the scanner of the current scan
 
 
 def _scan_splits(shipped: Broadcast[_Task], batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """One Spark task (on an executor): its splits' lines, a block at a time, through the polars engine's scan.
-    It hands back one row: the pickled keys of its pieces and what they gave (:class:`~.local.Scanned`)."""
+    It hands back its rows, each with its piece, and a row per piece with the piece's pickled accounting."""
+    import numpy as np
     import pyarrow as pa
 
     task = shipped.value
@@ -301,7 +311,7 @@ def _scan_splits(shipped: Broadcast[_Task], batches: Iterator[pa.RecordBatch]) -
         _scanners.clear()
         _scanners[task.token] = BlockScanner(task.catalog, task.collect_unmatched, zones=task.zones)
     scanner = _scanners[task.token]
-    keys: list[PartKey] = []
+    keys: list[tuple[int, int, int]] = []
     pieces: list[Scanned] = []
     for (file_path, split), number, lines in _split_blocks(batches):
         file = task.files[_spark_key(file_path)]
@@ -310,9 +320,20 @@ def _scan_splits(shipped: Broadcast[_Task], batches: Iterator[pa.RecordBatch]) -
             pieces.append(Scanned(parts=[(file.order, Accounting(Counter(unreadable=len(lines))), 0)]))
         else:
             pieces.append(scanner.scan_block(_block_of(lines), [file]))
-    if pieces:
-        payload = pickle.dumps((keys, scanner.made_rows(joined(iter(pieces)))), protocol=pickle.HIGHEST_PROTOCOL)
-        yield pa.RecordBatch.from_arrays([pa.array([payload], pa.binary())], names=["payload"])
+    if not pieces:
+        return
+    schema = arrow_schema()
+    counts = [count for piece in pieces for *_, count in piece.parts]
+    records = concat_records([piece.records for piece in pieces])
+    if records is not None:
+        rows = event_rows(records, task.catalog, task.zones).to_arrow().cast(schema)
+        pieces_of_rows = [pa.array(np.repeat([key[i] for key in keys], counts), pa.int64()) for i in range(len(PIECE_KEYS))]
+        yield from pa.Table.from_arrays([*rows.columns, *pieces_of_rows, pa.nulls(rows.num_rows, pa.binary())],
+                                        names=[*schema.names, *PIECE_KEYS, "payload"]).to_batches()
+    accounting = [pickle.dumps(accounting, protocol=pickle.HIGHEST_PROTOCOL) for piece in pieces for _, accounting, _ in piece.parts]
+    yield pa.RecordBatch.from_arrays(
+        [*(pa.nulls(len(keys), field.type) for field in schema), *(pa.array([key[i] for key in keys], pa.int64()) for i in range(len(PIECE_KEYS))),
+         pa.array(accounting, pa.binary())], names=[*schema.names, *PIECE_KEYS, "payload"])
 
 
 def _split_blocks(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[tuple[str, int], int, pa.Array]]:
@@ -352,23 +373,6 @@ def _block_of(lines: pa.Array) -> bytes:
     ends = np.frombuffer(offsets, np.int32, len(lines) + 1, lines.offset * 4)
     text = np.frombuffer(data, np.uint8, ends[-1] - ends[0], ends[0]) if data is not None else np.zeros(0, np.uint8)
     return np.insert(text, ends[1:] - ends[0], NEWLINE_BYTE).tobytes()
-
-
-def _merge(results: list[tuple[list[PartKey], Scanned]], scans: dict[int, FileScan], catalog: Catalog, take_records: Callable[[pl.DataFrame], None],
-           take_rows: Callable[[pl.DataFrame], None] | None) -> None:
-    """The tasks' results into the files' accounting, every file's pieces in file order (tasks finish in any
-    order, and one task may read splits of several files), and their events renumbered from the file's first line."""
-    shifts: dict[tuple[int, int], int] = {}
-    for _, task, piece in sorted((key, task, piece) for task, (keys, _) in enumerate(results) for piece, key in enumerate(keys)):
-        order, accounting, _ = results[task][1].parts[piece]
-        shifts[(task, piece)] = scans[order].append_part(accounting, catalog)
-    for task, (keys, scanned) in enumerate(results):
-        counts = [count for *_, count in scanned.parts]
-        task_shifts = [shifts[(task, piece)] for piece in range(len(keys))]
-        if scanned.records is not None:
-            take_records(shifted_lines(scanned.records, counts, task_shifts))
-        if scanned.rows is not None and take_rows is not None:
-            take_rows(shifted_lines(scanned.rows, counts, task_shifts))
 
 
 def _require_arrow_exchange() -> None:

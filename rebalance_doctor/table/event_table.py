@@ -59,23 +59,13 @@ class TableBuilder:
         self._make_rows()
         if not self._frames:
             return empty_table()
-        return canonical_sort(self._joined_parts(self._take_frames(), scans), file_order)
-
-    def _joined_parts(self, table: pl.DataFrame, scans: list[FileScan]) -> pl.DataFrame:
-        """Records made again with the line before them, and the lines of records that ran on into the next part."""
-        import polars as pl
-
-        remade = concat_records([record for scan in scans for record in scan.remade])
+        remade = remade_rows(scans, self.catalog, self.zones)
+        table = without_remade(self._take_frames(), remade)
         if remade is not None:
-            rows = event_rows(remade, self.catalog, self.zones)
-            table = pl.concat([table.join(rows.select("file", "line"), on=["file", "line"], how="anti", maintain_order="left"), rows])
-        tails = [(scan.source.display, line, text) for scan in scans for line, text in scan.raw_tails]
-        if tails:
-            more = pl.DataFrame(tails, schema={"file": pl.String, "line": pl.Int64, "more": pl.String}, orient="row").group_by(
-                "file", "line", maintain_order=True).agg(pl.col("more").str.join("\n"))
-            table = table.join(more, on=["file", "line"], how="left", maintain_order="left").with_columns(
-                raw=pl.when(pl.col("more").is_null()).then("raw").otherwise(pl.concat_str("raw", "more", separator="\n"))).drop("more")
-        return table
+            import polars as pl
+
+            table = pl.concat([table, remade])
+        return canonical_sort(with_added_lines(table, added_lines(scans)), file_order)
 
     def _take_frames(self) -> pl.DataFrame:
         """The chunks as one table, no longer referenced here (so sorting can release them)."""
@@ -84,6 +74,54 @@ class TableBuilder:
         table = pl.concat(self._frames, rechunk=False)
         self._frames = []
         return table
+
+
+def remade_rows(scans: list[FileScan], catalog: Catalog, zones: dict[int, tzinfo]) -> pl.DataFrame | None:
+    """The rows of records made again with the line before them, where a part of a file began with them."""
+    remade = concat_records([record for scan in scans for record in scan.remade])
+    return event_rows(remade, catalog, zones) if remade is not None else None
+
+
+def added_lines(scans: list[FileScan]) -> pl.DataFrame | None:
+    """Per record (``file``, ``line``) that ran on into the next part of its file, the lines it took there (``more``)."""
+    import polars as pl
+
+    tails = [(scan.source.display, line, text) for scan in scans for line, text in scan.raw_tails]
+    if not tails:
+        return None
+    return pl.DataFrame(tails, schema={"file": pl.String, "line": pl.Int64, "more": pl.String}, orient="row").group_by(
+        "file", "line", maintain_order=True).agg(pl.col("more").str.join("\n"))
+
+
+def without_remade(table: pl.DataFrame, remade: pl.DataFrame | None) -> pl.DataFrame:
+    """The rows less those ``remade`` makes again (by file and line)."""
+    if remade is None:
+        return table
+    return table.join(remade.select("file", "line"), on=["file", "line"], how="anti", maintain_order="left")
+
+
+def with_added_lines(table: pl.DataFrame, tails: pl.DataFrame | None) -> pl.DataFrame:
+    """Each record's ``raw`` with the lines it took in the next part of its file (``tails``: :func:`added_lines`)."""
+    import polars as pl
+
+    if tails is None:
+        return table
+    return table.join(tails, on=["file", "line"], how="left", maintain_order="left").with_columns(
+        raw=pl.when(pl.col("more").is_null()).then("raw").otherwise(pl.concat_str("raw", "more", separator="\n"))).drop("more")
+
+
+NO_DATE, NO_GROUP = "unknown", "_none"  # the event store's partition values for events without a time or a group
+
+
+def partitioned(events: pl.DataFrame) -> pl.DataFrame:
+    """The rows with the event store's partition columns: ``date`` (UTC) and ``group`` (the group id made path-safe)."""
+    import polars as pl
+
+    safe_group = pl.col("group_id").str.replace_all(r"[^A-Za-z0-9._-]", "_").str.slice(0, 120)
+    return events.with_columns(
+        date=pl.col("ts").dt.strftime("%Y-%m-%d").fill_null(NO_DATE),
+        group=pl.when(safe_group.str.len_chars() > 0).then(safe_group).otherwise(pl.lit(NO_GROUP)),
+    )
 
 
 def canonical_sort(table: pl.DataFrame, file_order: dict[str, int]) -> pl.DataFrame:

@@ -27,18 +27,29 @@ if TYPE_CHECKING:
     import polars as pl
 
     from ..engines.spark import SparkSettings
+    from .cluster_rows import ClusterRows
 
 ENGINES = ("polars", "spark")
 
 
 @dataclass
 class LogSet:
-    """The event table of a set of inputs, with the line accounting that proves nothing was lost."""
+    """The event table of a set of inputs, with the line accounting that proves nothing was lost. The Spark
+    engine leaves the table on the cluster (``cluster``) until ``events`` is first read: an event store is
+    written from there by the executors."""
 
-    events: pl.DataFrame
     scans: list[FileScan]
     problems: list[str] = field(default_factory=list)
     zoned_files: frozenset[str] = frozenset()  # files whose zone the user gave (--tz): their clocks are read as told
+    table: pl.DataFrame | None = None
+    cluster: ClusterRows | None = None
+
+    @property
+    def events(self) -> pl.DataFrame:
+        """The event table, in canonical order."""
+        if self.table is None:
+            self.table, self.cluster = self.cluster.collect(), None
+        return self.table
 
     @property
     def buckets(self) -> Counter:
@@ -95,25 +106,29 @@ def load(
         zones, told = zones_for(expansion.sources, tuple(tz))
         event_rows = TableBuilder(catalog, zones)
         scans = _scan_polars(expansion, catalog, collect_unmatched, progress, event_rows)
+        table = event_rows.build({s.display: s.order for s in expansion.sources}, scans)
+        logs = LogSet(scans, table=filter_table(table, since=since, until=until, groups=groups, members=members))
     elif engine == "spark":
         from ..engines.spark import SparkScanner, SparkSettings, spark_session
+        from .cluster_rows import finished_rows
 
         scanner = SparkScanner(catalog, spark_session(spark or SparkSettings()), collect_unmatched)
         expansion = scanner.expand([os.fspath(path) for path in paths])
         zones, told = zones_for(expansion.sources, tuple(tz))
-        event_rows = TableBuilder(catalog, zones)
-        scans = scanner.scan(expansion.sources, event_rows.add, event_rows.add_rows, zones)
+        scan = scanner.scan(expansion.sources, zones)
+        cluster = finished_rows(scan, catalog, zones, {s.display: s.order for s in expansion.sources},
+                                since=since, until=until, groups=groups, members=members)
+        logs = LogSet(scan.scans, cluster=cluster)
         if progress is not None:
             size = sum(source.size for source in expansion.sources)
             progress(size, size)
     else:
         raise ValueError(f"unknown engine {engine!r} (choose {' or '.join(ENGINES)})")
-    table = event_rows.build({s.display: s.order for s in expansion.sources}, scans)
-    table = filter_table(table, since=since, until=until, groups=groups, members=members)
-    problems = expansion.problems + [scan.problem for scan in scans if scan.problem]
-    problems += [f"{scan.source.display}:{line}: line of {'more than ' if size >= LONG_LINE_READ else ''}{size:,} bytes cut to "
-                 f"{MAX_LINE_BYTES:,} for matching" for scan in scans for line, size in scan.cut_lines]
-    return LogSet(table, scans, problems, told)
+    logs.problems = expansion.problems + [scan.problem for scan in logs.scans if scan.problem]
+    logs.problems += [f"{scan.source.display}:{line}: line of {'more than ' if size >= LONG_LINE_READ else ''}{size:,} bytes cut to "
+                      f"{MAX_LINE_BYTES:,} for matching" for scan in logs.scans for line, size in scan.cut_lines]
+    logs.zoned_files = told
+    return logs
 
 
 def _without(expansion: Expansion, exclude: tuple[str | os.PathLike, ...]) -> Expansion:

@@ -15,6 +15,7 @@ import os
 import shutil
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
@@ -25,33 +26,42 @@ from ..catalog.schema import COLUMN_NAMES, empty_table, polars_schema
 from ..engines.spark import literal_location, spark_errors
 from ..reading.accounting import FileScan
 from ..reading.sources import Source, is_uri
-from .event_table import canonical_sort
+from .event_table import canonical_sort, partitioned
 from .loading import LogSet
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 MANIFEST = "_rebalance-doctor.json"
 STORE_VERSION = 2
-NO_DATE, NO_GROUP = "unknown", "_none"
 
 
 class StoreError(Exception):
     """An event store that cannot be written or read (exists already, not a store, wrong version)."""
 
 
-def _partitioned(events: pl.DataFrame) -> pl.DataFrame:
-    safe_group = pl.col("group_id").str.replace_all(r"[^A-Za-z0-9._-]", "_").str.slice(0, 120)
-    return events.with_columns(
-        date=pl.col("ts").dt.strftime("%Y-%m-%d").fill_null(NO_DATE),
-        group=pl.when(safe_group.str.len_chars() > 0).then(safe_group).otherwise(pl.lit(NO_GROUP)),
-    )
+@contextlib.contextmanager
+def _cluster_frame(logs: LogSet, spark: SparkSession) -> Iterator[tuple[DataFrame, int]]:
+    """The rows to write from the cluster, with the partition columns, and how many there are: where the Spark
+    engine left them (finished once, kept until written), else the table handed to the cluster."""
+    if logs.cluster is None or logs.cluster.scan.rows is None:
+        yield spark.createDataFrame(partitioned(logs.events).to_arrow()), logs.events.height
+        return
+    frame = logs.cluster.frame(partitioned=True)
+    if logs.cluster.remade is not None:
+        frame = frame.unionByName(spark.createDataFrame(partitioned(logs.cluster.remade).to_arrow(), frame.schema))
+    frame = frame.persist()
+    try:
+        yield frame, frame.count()
+    finally:
+        frame.unpersist()
+        logs.cluster.scan.close()
 
 
-def _manifest(logs: LogSet) -> str:
+def _manifest(logs: LogSet, count: int) -> str:
     return json.dumps({
         "store_version": STORE_VERSION,
-        "events": logs.events.height,
+        "events": count,
         "files": [
             {"file": scan.source.display, "order": scan.source.order, "buckets": dict(scan.buckets), "problem": scan.problem}
             for scan in logs.scans
@@ -71,8 +81,9 @@ def _files(location: str, spark: SparkSession | None) -> tuple[_LocalFiles | _Ha
     return _LocalFiles(), location.rstrip("/")
 
 
-def write_events(logs: LogSet, destination: str, *, spark: SparkSession | None = None, overwrite: bool = False) -> None:
-    """Write the event table and its line accounting; with ``spark`` the cluster writes (any Hadoop URI).
+def write_events(logs: LogSet, destination: str, *, spark: SparkSession | None = None, overwrite: bool = False) -> int:
+    """Write the event table and its line accounting; with ``spark`` the cluster writes (any Hadoop URI): the
+    executors that made the rows, when the Spark engine read the logs. Returns how many events were written.
 
     ``overwrite`` replaces an event store, never anything else: not a directory of logs, not a file. Without it
     the destination is claimed before the write, so of two runs writing the same store one fails."""
@@ -88,18 +99,19 @@ def write_events(logs: LogSet, destination: str, *, spark: SparkSession | None =
     parent, _, name = destination.rpartition("/")
     partial = f"{parent}/.{name}.partial-{uuid.uuid4().hex[:8]}" if parent else f".{name}.partial-{uuid.uuid4().hex[:8]}"
     try:
-        table = _partitioned(logs.events)
         if spark is not None:
-            with spark_errors("write"):
-                frame = spark.createDataFrame(table.to_arrow())
+            with spark_errors("write"), _cluster_frame(logs, spark) as (frame, count):
                 frame.write.partitionBy("date", "group").parquet(files.location(partial))
         else:
+            table = partitioned(logs.events)
+            count = table.height
             Path(partial).mkdir(parents=True)
             if table.height:
                 table.write_parquet(partial, partition_by=["date", "group"])
-        files.write_text(f"{partial}/{MANIFEST}", _manifest(logs))
+        files.write_text(f"{partial}/{MANIFEST}", _manifest(logs, count))
         files.replace(partial, destination)
         claimed = False
+        return count
     finally:
         files.remove(partial)
         if claimed:  # the write failed: give the name back
@@ -127,7 +139,7 @@ def read_events(location: str, *, spark: SparkSession | None = None) -> LogSet:
         FileScan(Counter(entry["buckets"]), problem=entry["problem"], source=Source(entry["file"], None, entry["order"]))
         for entry in manifest["files"]
     ]
-    return LogSet(canonical_sort(events, {s.source.display: s.source.order for s in scans}), scans, manifest["problems"])
+    return LogSet(scans, manifest["problems"], table=canonical_sort(events, {s.source.display: s.source.order for s in scans}))
 
 
 class _LocalFiles:
