@@ -121,8 +121,9 @@ def rounds(commands: dict[str, list[str]], repeat: int) -> list[tuple[str, float
 def spark_bench(repeat: int) -> None:
     """The Spark engine's table (docs/spark.md), on realistic corpora: `events` on local[2] for a tiny input (the
     fixed cost), 100 MB, 1 GB and 2 GB (the marginal throughput per core: 1 GB run less 100 MB run), the polars
-    engine beside it, and the 1 GB run on a standalone cluster of one worker, then two (1 core each). RSS is
-    the Python driver's own (its JVM and the executors are other processes)."""
+    engine beside it, `ingest` at each size (the driver's memory when the executors write), and the 1 GB run on
+    a standalone cluster of one worker, then two (1 core each). RSS is the Python driver's own (its JVM and the
+    executors are other processes)."""
     from standalone_cluster import standalone_cluster
 
     tiny = HERE.parent / "tests" / "fixtures" / "mini"
@@ -136,6 +137,9 @@ def spark_bench(repeat: int) -> None:
     rows = [(f"spark local[2], {name}", size, *timed_driver(events(corpora[name], *local), repeat)) for name, size in sizes.items()]
     rows.insert(0, ("spark local[2], tiny (3 files)", sum(f.stat().st_size for f in tiny.iterdir()), *timed_driver(events(tiny, *local), repeat)))
     rows += [(f"polars, {name}", sizes[name], *timed_driver(events(corpora[name]), repeat)) for name in ("100M", "1G")]
+    with tempfile.TemporaryDirectory() as work:  # the executors write the store: the driver never holds the table
+        rows += [(f"spark local[2], ingest {name}", size, *timed_driver(
+            [*TOOL, "ingest", str(corpora[name]), "-o", f"{work}/events", "--force", *local], repeat)) for name, size in sizes.items()]
     with tempfile.TemporaryDirectory() as work:
         for workers in (1, 2):
             (Path(work) / f"cluster-{workers}").mkdir()
