@@ -22,9 +22,14 @@ STARTUP_SECONDS = 120
 class Cluster:
     master: str  # spark://127.0.0.1:PORT
     state_url: str  # the master's JSON status page
+    worker_dirs: tuple[Path, ...] = ()  # each worker's work directory: its executors' logs, by application
 
     def state(self) -> dict:
         return json.load(urllib.request.urlopen(self.state_url, timeout=5))
+
+    def tasks_finished(self, app: str) -> list[int]:
+        """Per worker, the tasks its executors finished for the application (from their logs)."""
+        return [sum(log.read_text().count("Finished task") for log in folder.glob(f"{app}/*/stderr")) for folder in self.worker_dirs]
 
     # what a driver on this machine needs to be reachable from the cluster
     driver_conf = ("spark.driver.host=127.0.0.1", "spark.driver.bindAddress=127.0.0.1")
@@ -52,14 +57,15 @@ def standalone_cluster(work: Path, cores: int = 1, memory: str = "1g", workers: 
             [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
             env=env, stdout=master_log, stderr=subprocess.STDOUT,
         )]
-    for number in range(workers):
+    worker_uis = [_free_port() for _ in range(workers)]
+    for number, worker_ui in enumerate(worker_uis):
         with open(work / f"worker-{number}.out", "wb") as worker_log:
             processes.append(subprocess.Popen(
                 [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
-                 "--cores", str(cores), "--memory", memory, "--webui-port", str(_free_port()), "--work-dir", str(work / f"worker-{number}")],
+                 "--cores", str(cores), "--memory", memory, "--webui-port", str(worker_ui), "--work-dir", str(work / f"worker-{number}")],
                 env=env, stdout=worker_log, stderr=subprocess.STDOUT,
             ))
-    cluster = Cluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui}/json/")
+    cluster = Cluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui}/json/", tuple(work / f"worker-{n}" for n in range(workers)))
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:

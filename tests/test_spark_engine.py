@@ -1,7 +1,7 @@
 """The Spark engine: fleet-wide audits run the same catalogs on PySpark and get the same event table.
 
 One local Spark session serves the whole test run (the ``spark`` fixture); the standalone-cluster
-test starts a real master and worker on 127.0.0.1 and runs the CLI against them in a subprocess.
+tests start a real master and two workers on 127.0.0.1 and run the CLI against them in a subprocess.
 """
 
 from __future__ import annotations
@@ -294,15 +294,18 @@ def test_reading_something_that_is_not_a_store_says_so(tmp_path):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    with standalone_cluster(tmp_path_factory.mktemp("cluster")) as running:
+    """A master and two 1-core workers on 127.0.0.1: a job's tasks run on two executors."""
+    with standalone_cluster(tmp_path_factory.mktemp("cluster"), workers=2) as running:
         yield running
 
 
 def test_ingest_on_a_real_standalone_cluster_matches_the_polars_engine(cluster, tmp_path):
-    """`ingest --master spark://…` against a master and a worker on 127.0.0.1: the store equals the polars table."""
+    """`ingest --master spark://…` against a master and two workers on 127.0.0.1, the logs cut into 64 KB splits:
+    both workers' executors scan and write, and the store equals the polars table."""
     destination = tmp_path / "events"
     logs = [str(p) for p in SAMPLE_LOGS]
-    confs = (*cluster.driver_conf, *cluster.python_conf, "spark.executor.memory=512m", "spark.app.name=rebalance-doctor-cluster-test")
+    confs = (*cluster.driver_conf, *cluster.python_conf, "spark.executor.memory=512m", "spark.app.name=rebalance-doctor-cluster-test",
+             "spark.sql.files.maxPartitionBytes=64k")
     command = [
         sys.executable, "-m", "rebalance_doctor", "ingest", *logs, "-o", str(destination), "--engine", "spark", "--master", cluster.master,
         *[arg for conf in confs for arg in ("--spark-conf", conf)],
@@ -310,8 +313,9 @@ def test_ingest_on_a_real_standalone_cluster_matches_the_polars_engine(cluster, 
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
     assert result.returncode == ExitStatus.OK, result.stderr
     assert_same(load(logs), store.read_events(str(destination)))
-    finished = [app["name"] for app in cluster.state()["completedapps"]]
-    assert "rebalance-doctor-cluster-test" in finished  # the job ran on the cluster, not in local mode
+    (app,) = [app["id"] for app in cluster.state()["completedapps"] if app["name"] == "rebalance-doctor-cluster-test"]  # not local mode
+    finished = cluster.tasks_finished(app)
+    assert len(finished) == 2 and all(finished), finished  # both workers scanned
     shutil.rmtree(destination)
 
 
