@@ -3,8 +3,8 @@
 Spark reads the files (any Hadoop file system, splits of large files on many executors). Each task hands
 its splits' lines, as Arrow batches, to the polars engine's own block scan (:class:`~.local.BlockScanner`:
 prefilter, catalog regexes, record extents, line accounting, rows), so both engines give the same event
-table. Tasks send back their rows and accounting, numbered from each split's first line; the driver only
-renumbers and concatenates.
+table. The rows stay on the cluster, numbered from the first line of their piece of a file; only each
+piece's accounting comes back, for the driver to merge in file order (:class:`SparkScan`).
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def literal_location(location: str) -> str:
 
 class SparkScanner:
     """Scans all sources in one Spark job: every task runs the polars engine's scan (:class:`~.local.BlockScanner`,
-    the same kernel and row code) on its file splits' lines; the driver only renumbers and concatenates."""
+    the same kernel and row code) on its file splits' lines; the driver merges the accounting."""
 
     def __init__(self, catalog: Catalog, spark: SparkSession, collect_unmatched: bool = False):
         self.catalog = catalog
@@ -230,9 +230,8 @@ class SparkScanner:
             scanned = self._lines(readable).mapInArrow(functools.partial(_scan_splits, shipped), _SCANNED_SCHEMA)
             scanned = scanned.persist(StorageLevel.MEMORY_AND_DISK)  # read once: its accounting, then its rows
             parts = scanned.filter(F.col("payload").isNotNull()).select(*PIECE_KEYS, "payload").collect()
-        shifts = {}
-        for row in sorted(parts, key=lambda row: tuple(row[key] for key in PIECE_KEYS)):  # each file's pieces in file order
-            shifts[tuple(row[key] for key in PIECE_KEYS)] = scans[row["piece_order"]].append_part(pickle.loads(row["payload"]), self.catalog)
+        pieces = sorted((tuple(row[key] for key in PIECE_KEYS), row["payload"]) for row in parts)  # each file's pieces in file order
+        shifts = {key: scans[key[0]].append_part(pickle.loads(payload), self.catalog) for key, payload in pieces}
         rows = scanned.filter(F.col("payload").isNull()).drop("payload")
         return SparkScan(rows, shifts, list(scans.values()), lambda: (scanned.unpersist(), shipped.destroy()))
 
