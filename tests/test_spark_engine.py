@@ -143,13 +143,20 @@ def test_a_record_that_runs_across_spark_splits_is_whole(spark, traced_log):
     assert +spark_logs.buckets == {"matched": 600 * (TRACE_LINES + 1), "irrelevant": 600}
 
 
+def jul_log(path, count: int = 3000) -> list[tuple[str, str]]:
+    """A java.util.logging consumer log of ``count`` joins (a header line with the time, then the message); its
+    (header, message) pairs."""
+    pairs = [(f"Mar 05, 2024 10:{i // 60:02d}:{i % 60:02d} AM org.apache.kafka.clients.consumer.internals.ConsumerCoordinator onJoinComplete\n",
+              f"INFO: [Consumer clientId=consumer-orders-1, groupId=orders] Successfully joined group with generation "
+              f"Generation{{generationId={i}, memberId='consumer-orders-1-a', protocol='range'}}\n") for i in range(count)]
+    path.write_text("".join(header + message for header, message in pairs))
+    return pairs
+
+
 def test_a_header_line_in_the_split_before_its_message_still_gives_its_time(spark, tmp_path):
     """java.util.logging writes the time on the line before the message. Where a split ends between the two,
     the message's event still has its time."""
-    pairs = [(f"Mar 05, 2024 10:{i // 60:02d}:{i % 60:02d} AM org.apache.kafka.clients.consumer.internals.ConsumerCoordinator onJoinComplete\n",
-              f"INFO: [Consumer clientId=consumer-orders-1, groupId=orders] Successfully joined group with generation "
-              f"Generation{{generationId={i}, memberId='consumer-orders-1-a', protocol='range'}}\n") for i in range(3000)]
-    (tmp_path / "jul.log").write_text("".join(header + message for header, message in pairs))
+    pairs = jul_log(tmp_path / "jul.log")
     pair_starts = [0, *itertools.accumulate(len(header) + len(message) for header, message in pairs)]
     boundaries = range(16 * 1024, pair_starts[-1], 16 * 1024)
     # a line belongs to the split it starts in: a boundary inside a header line puts its message in the next split
@@ -224,14 +231,16 @@ def test_ingest_writes_an_event_store_that_report_check_and_grep_read(spark, tmp
 
 def test_the_executors_write_the_store_and_it_holds_the_polars_table(spark, traced_log, tmp_path):
     """`ingest --engine spark --group orders --since …` on logs cut into 64 KB splits: the executors write the
-    store (the driver never holds the table), with the records that ran across splits whole and the filters
-    applied as the polars engine applies them."""
-    paths = [str(traced_log(600)), str(MINI)]
+    store (the driver never holds the table), with the records that ran across splits whole, the messages
+    whose time is on the line before them dated, and the filters applied as the polars engine applies them."""
+    jul_log(tmp_path / "jul.log")
+    paths = [str(traced_log(600)), str(MINI), str(tmp_path / "jul.log")]
     filters = {"groups": ("orders",), "since": datetime(2024, 3, 5, 10, 0, 30, tzinfo=UTC)}
     with small_splits(spark, "64k"):
         logs = load(paths, engine="spark", spark=LOCAL, **filters)
         written = store.write_events(logs, str(tmp_path / "events"), spark=spark)
     assert logs.table is None  # never collected
+    assert any(scan.remade for scan in logs.scans)  # some java.util.logging messages began a split: made again with their time
     expected = load(paths, **filters).events
     assert written == expected.height > 500
     assert_frame_equal(store.read_events(str(tmp_path / "events")).events, expected)

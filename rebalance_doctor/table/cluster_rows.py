@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..catalog import Catalog
 from ..catalog.schema import arrow_schema, empty_table, polars_schema, spark_schema
 from ..engines.spark import PIECE_KEYS, SparkScan
-from .event_table import added_lines, canonical_sort, filter_table, remade_rows, with_added_lines, without_remade
+from .event_table import added_lines, canonical_sort, filter_table, partitioned, remade_rows, with_added_lines, without_remade
 
 if TYPE_CHECKING:
     import polars as pl
@@ -36,7 +36,7 @@ class _Finish:
     remade: pl.DataFrame | None
     tails: pl.DataFrame | None
     filters: dict[str, Any]
-    partitioned: bool = False
+    with_partitions: bool = False
 
 
 @dataclass
@@ -48,15 +48,19 @@ class ClusterRows:
     remade: pl.DataFrame | None
     file_order: dict[str, int]
 
-    def frame(self, partitioned: bool = False) -> DataFrame | None:
-        """The finished rows as a Spark DataFrame (the driver's ``remade`` rows not included), with the store's
-        partition columns when ``partitioned``."""
+    def frame(self, with_partitions: bool = False) -> DataFrame | None:
+        """The whole table as a Spark DataFrame, the rows the driver made again included, with the store's
+        partition columns when ``with_partitions``."""
         if self.scan.rows is None:
             return None
         spark = self.scan.rows.sparkSession
-        finish = spark.sparkContext.broadcast(_Finish(self.finish.shifts, self.finish.remade, self.finish.tails, self.finish.filters, partitioned))
-        schema = spark_schema() + (", date string, `group` string" if partitioned else "")
-        return self.scan.rows.mapInArrow(functools.partial(_finished, finish), schema)
+        finish = spark.sparkContext.broadcast(_Finish(self.finish.shifts, self.finish.remade, self.finish.tails, self.finish.filters, with_partitions))
+        schema = spark_schema() + (", date string, `group` string" if with_partitions else "")
+        frame = self.scan.rows.mapInArrow(functools.partial(_finished, finish), schema)
+        if self.remade is None:
+            return frame
+        remade = partitioned(self.remade) if with_partitions else self.remade
+        return frame.unionByName(spark.createDataFrame(remade.to_arrow(), frame.schema))
 
     def collect(self) -> pl.DataFrame:
         """The whole table on the driver, in canonical order; the cluster forgets the rows."""
@@ -65,8 +69,6 @@ class ClusterRows:
         frame = self.frame()
         table = empty_table() if frame is None else pl.from_arrow(frame.toArrow()).cast(polars_schema())
         self.scan.close()
-        if self.remade is not None:
-            table = pl.concat([table, self.remade])
         return canonical_sort(table, self.file_order)
 
 
@@ -85,8 +87,6 @@ def _finished(shipped: Broadcast[_Finish], batches: Iterator[pa.RecordBatch]) ->
     """A task on an executor: its rows with final line numbers, the joined records whole, filtered."""
     import polars as pl
 
-    from .event_table import partitioned
-
     finish = shipped.value
     schema = arrow_schema()
     for batch in batches:
@@ -94,7 +94,7 @@ def _finished(shipped: Broadcast[_Finish], batches: Iterator[pa.RecordBatch]) ->
         rows = rows.with_columns(pl.col("line") + pl.col("shift")).drop(*PIECE_KEYS, "shift")
         rows = filter_table(with_added_lines(without_remade(rows, finish.remade), finish.tails), **finish.filters)
         table = rows.to_arrow().cast(schema)
-        if finish.partitioned:
+        if finish.with_partitions:
             parts = partitioned(rows).select("date", "group").to_arrow()
             table = table.append_column("date", parts["date"].cast("string")).append_column("group", parts["group"].cast("string"))
         yield from table.to_batches()

@@ -47,10 +47,7 @@ def _cluster_frame(logs: LogSet, spark: SparkSession) -> Iterator[tuple[DataFram
     if logs.cluster is None or logs.cluster.scan.rows is None:
         yield spark.createDataFrame(partitioned(logs.events).to_arrow()), logs.events.height
         return
-    frame = logs.cluster.frame(partitioned=True)
-    if logs.cluster.remade is not None:
-        frame = frame.unionByName(spark.createDataFrame(partitioned(logs.cluster.remade).to_arrow(), frame.schema))
-    frame = frame.persist()
+    frame = logs.cluster.frame(with_partitions=True).persist()
     try:
         yield frame, frame.count()
     finally:
