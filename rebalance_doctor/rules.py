@@ -28,6 +28,7 @@ from .catalog import CatalogError
 from .catalog.schema import CAUSES
 from .catalog.yaml_source import LineMapping, read_yaml
 from .durations import parse_duration
+from .near_misses import did_you_mean
 
 SUITE = "rebalance-doctor"
 MAX_EVIDENCE = 10  # lines per rule result: a storm of 500 rebalances needs its first lines, not all of them
@@ -88,7 +89,8 @@ def _causes(value: Any) -> frozenset[str]:
     names = {name.strip() for item in items for name in item.split(",") if name.strip()}
     unknown = sorted(names - set(CAUSES))
     if unknown:
-        raise ValueError(f"unknown cause {', '.join(map(repr, unknown))} (known: {', '.join(CAUSES)})")
+        hints = "".join(did_you_mean(name, CAUSES) for name in unknown)
+        raise ValueError(f"unknown cause {', '.join(map(repr, unknown))}{hints} (known: {', '.join(CAUSES)})")
     return frozenset(names)
 
 

@@ -27,3 +27,17 @@ def run_cli(*args: str, stdin: str | bytes | None = None, width: int = WIDTH, co
     unless asked for; stdout and stderr are kept apart."""
     environment = {"COLUMNS": str(width), "NO_COLOR": None if colour else "1", **(env or {})}
     return CliRunner().invoke(app, list(args), input=stdin, env=environment)
+
+
+def matched_lines(rg_json: str) -> list[dict]:
+    """`grep --json` output (ripgrep's JSON Lines) as one flat record per selected line: file, line, ts, node,
+    raw and the event's columns (for a line that is an event)."""
+    import json
+
+    records = []
+    for message in map(json.loads, filter(str.strip, rg_json.splitlines())):
+        if message["type"] == "match":
+            data = message["data"]
+            records.append({"file": data["path"]["text"], "line": data["line_number"], "ts": data["ts"], "node": data["node"],
+                            "raw": data["lines"]["text"].removesuffix("\n"), **(data["event"] or {})})
+    return records

@@ -14,6 +14,7 @@ from pathlib import Path
 from rebalance_doctor.catalog import load_catalog
 from rebalance_doctor.engines import parallel
 from rebalance_doctor.reading import blocks
+from rebalance_doctor.reading.kernel import Collected
 from rebalance_doctor.reading.sources import Source
 
 from support import ROOT, SAMPLES, TRACE_LINES
@@ -177,7 +178,7 @@ def test_a_scan_makes_no_reference_cycles_so_the_cycle_collector_can_stay_off(tm
     with collector_paused():
         assert not gc.isenabled()
         frames: list = []
-        scans = parallel.LocalScanner(load_catalog(), collect_unmatched=True).scan(sources, frames.append)
+        scans = parallel.LocalScanner(load_catalog(), Collected(unmatched=True)).scan(sources, frames.append)
         assert sum(len(frame) for frame in frames) > 2000
         assert len([scan.problem for scan in scans if scan.problem]) == 3  # binary, not gzip, cut short
         del scans, frames

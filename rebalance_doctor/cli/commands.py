@@ -255,23 +255,35 @@ def check(
 @reads_logs
 def grep(
     args: Annotated[list[str] | None, typer.Argument(
-        help=("[TEXT] PATH…: TEXT (a regex over the log line, smart case) is optional; the first argument is TEXT "
+        help=("[TEXT] PATH…: TEXT (a regex, searched in every line; smart case) is optional; the first argument is TEXT "
               "unless it is (or looks like) a path; use -e TEXT to be explicit."), show_default=False)] = None,
     kind: Kinds = [],
     generation: Annotated[list[int], typer.Option("--generation", help="Only this generation (or KIP-848 epoch); repeatable.", metavar="N")] = [],
+    node: Annotated[list[str], typer.Option("--node", help="Only lines of this node (repeatable; globs like broker-*).", metavar="GLOB")] = [],
     text: Annotated[str | None, typer.Option("--regexp", "-e", help="TEXT given explicitly (when it could be mistaken for a path).", metavar="TEXT")] = None,
-    count: Annotated[bool, typer.Option("--count", "-c", help="Print the number of matching events per file.")] = False,
+    ignore_case: Annotated[bool, typer.Option("--ignore-case", "-i", help="TEXT ignores case.")] = False,
+    case_sensitive: Annotated[bool, typer.Option("--case-sensitive", "-s", help="TEXT respects case (by default only a TEXT with a capital does).")] = False,
+    invert: Annotated[bool, typer.Option("--invert-match", "-v", help="Select the lines TEXT does not match.")] = False,
+    after: Annotated[int, typer.Option("--after-context", "-A", min=0, help="Show N lines after each selected line.", metavar="N")] = 0,
+    before: Annotated[int, typer.Option("--before-context", "-B", min=0, help="Show N lines before each selected line.", metavar="N")] = 0,
+    context: Annotated[int | None, typer.Option("--context", "-C", min=0, help="Show N lines before and after.", metavar="N")] = None,
+    count: Annotated[bool, typer.Option("--count", "-c", help="Print the number of selected lines per file.")] = False,
+    files_with_matches: Annotated[bool, typer.Option("--files-with-matches", "-l", help="Print only the files with a selected line.")] = False,
     raw: Annotated[bool, typer.Option("--raw", help="Print only the original log lines (merged in time order).")] = False,
-    json: Annotated[bool, typer.Option("--json", help="One JSON object per matching event (same fields as `events --format ndjson`).")] = False,
+    json: Annotated[bool, typer.Option("--json", help=("ripgrep's JSON Lines (begin, match, context, end, summary), each line with "
+                                                        "its time, node and event."))] = False,
     options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
-    """Grep for incidents: rebalance events from every node, merged in time order.
+    """Grep for incidents: TEXT in every line of every input, merged across nodes in time order; each line that
+    is a rebalance event is marked with its kind, group and generation. Without TEXT: every rebalance event.
 
-    Exit status 0 when something matched, 1 when nothing did, 2 on error (like grep and rg).
+    Exit status 0 when a line was selected, 1 when none was, 2 on error (like grep and rg).
 
     Examples:
 
         rebalance-doctor grep logs/                       # every rebalance event, all nodes
+
+        rebalance-doctor grep 'Detected pause' -C 2 logs/
 
         rebalance-doctor grep -k rebalance_start -k member_expired logs/
 
@@ -283,22 +295,40 @@ def grep(
     args = list(args or [])
     if text is None and args and _is_text_not_path(args[0]):
         text, args = args[0], args[1:]
-    logs = load_logs(args, options)
+    if context is not None:
+        before, after = before or context, after or context
+    from ..reading.search import TextSearch
 
-    from ..renderers.event_lines import print_counts, print_grep, write_ndjson
+    search = None
+    if text is not None or invert or before or after:
+        search = TextSearch(text, True if ignore_case else False if case_sensitive else None, invert, before, after)
+        try:
+            search.check()
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+    logs = load_logs(args, options, search=search)
+
+    from ..renderers.event_lines import print_counts, print_files, print_grep, write_rg_json
     from ..table.event_table import filter_table
+    from ..table.found_lines import event_lines, filter_lines
 
-    try:
-        table = filter_table(logs.events, kinds=tuple(kind), generations=tuple(generation), text=text)
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-    if count:
-        print_counts(table, environment().out)
+    filters = {"kinds": tuple(kind), "generations": tuple(generation), "nodes": tuple(node)}
+    if logs.lines is not None:
+        lines = filter_lines(logs.lines, before, after, **filters)
+    else:  # no text, or an event store: its events are all there is
+        if before or after:
+            environment().err.print(Text("rebalance-doctor: an event store holds only events: no context lines", style="yellow"))
+        lines = event_lines(filter_table(logs.events, **filters), search)
+    regex = None if search is None or search.invert else search.regex
+    if files_with_matches:
+        print_files(lines, environment().out)
+    elif count:
+        print_counts(lines, environment().out)
     elif json:
-        write_ndjson(table, environment().stdout)
+        write_rg_json(lines, environment().stdout, regex)
     else:
-        print_grep(table, environment().out, raw_only=raw)
-    if table.height == 0:
+        print_grep(lines, environment().out, raw_only=raw, highlight=regex, separated=bool(before or after))
+    if not lines["selected"].any():
         raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
 
 

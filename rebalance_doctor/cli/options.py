@@ -39,8 +39,10 @@ Paths = Annotated[list[str] | None, typer.Argument(help="Log files, directories,
 PatternDirs = Annotated[list[str], typer.Option("--patterns", help="Extra catalog directory (overrides/extends the bundled patterns/).", metavar="DIR")]
 TimeZones = Annotated[list[str], typer.Option(
     "--tz", help=("Zone of naive timestamps: UTC (default), +02:00, Europe/Paris, or GLOB=ZONE per file."), metavar="ZONE")]
-Since = Annotated[str | None, typer.Option("--since", help="Only events at or after this time (ISO-8601; naive = UTC).", metavar="TIME")]
-Until = Annotated[str | None, typer.Option("--until", help="Only events at or before this time (ISO-8601; naive = UTC).", metavar="TIME")]
+_TIMES = "ISO-8601 (naive = UTC), 30m/2h/1d back from the newest event (or from now with --now), or a time of day such as 10:05"
+Since = Annotated[str | None, typer.Option("--since", help=f"Only events at or after this time: {_TIMES}.", metavar="TIME")]
+Until = Annotated[str | None, typer.Option("--until", help=f"Only events at or before this time: {_TIMES}.", metavar="TIME")]
+Now = Annotated[bool, typer.Option("--now", help="Count --since/--until spans (30m, 2h) back from now instead of the newest event.")]
 Groups = Annotated[list[str], typer.Option("--group", "-g", help="Only this consumer group (repeatable; globs like orders-*).", metavar="GROUP")]
 Members = Annotated[list[str], typer.Option("--member", "-m", help="Only events whose member id, client id or instance id contains this.", metavar="MEMBER")]
 Kinds = Annotated[list[str], typer.Option("--kind", "-k", help="Only these event kinds (repeatable; see `patterns kinds`).", metavar="KIND")]
@@ -65,6 +67,7 @@ class LogOptions:
     member: list[str]
     since: str | None
     until: str | None
+    now: bool
     tz: list[str]
     patterns: list[str]
     unmatched: bool
@@ -78,7 +81,7 @@ class LogOptions:
 _LOG_OPTIONS = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
     for name, annotation, default in (
-        ("group", Groups, []), ("member", Members, []), ("since", Since, None), ("until", Until, None),
+        ("group", Groups, []), ("member", Members, []), ("since", Since, None), ("until", Until, None), ("now", Now, False),
         ("tz", TimeZones, []), ("patterns", PatternDirs, []), ("unmatched", Unmatched, False), ("color", Color, "auto"),
         ("engine", Engine, EngineName.polars), ("master", Master, None), ("spark_conf", SparkConf, []), ("events", EventStore, None),
     )
@@ -119,14 +122,16 @@ def exit_1_when_nothing_found(events: int) -> None:
         raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
 
 
-def parse_time(value: str | None, option: str) -> datetime | None:
-    if value is None:
-        return None
+def time_bounds(options: LogOptions) -> dict:
+    """``since``, ``until`` and ``now`` for :func:`rebalance_doctor.load`, checked before any log is read."""
+    from ..times import TimeBound
+
     try:
-        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise fail(f"{option} {value!r} is not an ISO-8601 time (e.g. 2024-10-24T12:00:00Z)") from None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+        bounds = {name: None if value is None else TimeBound.parse(value, f"--{name}")
+                  for name, value in (("since", options.since), ("until", options.until))}
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    return {**bounds, "now": datetime.now(UTC) if options.now else None}
 
 
 def paths_or_stdin(paths: list[str] | None) -> list[str]:
@@ -152,7 +157,7 @@ def spark_session_for(options: LogOptions):
     return spark_session(SparkSettings.parse(options.master, options.spark_conf))
 
 
-def load_logs(paths, options: LogOptions, outputs: tuple[Path | None, ...] = (), collect_unmatched: bool = False):
+def load_logs(paths, options: LogOptions, outputs: tuple[Path | None, ...] = (), collect_unmatched: bool = False, search=None):
     """Load logs (or an event store) through the library, report problems and line buckets on stderr.
     ``outputs``: the files the command writes; never read as input (a report written into the logs' folder),
     and never an input named on the command line (it would be destroyed).
@@ -178,11 +183,11 @@ def load_logs(paths, options: LogOptions, outputs: tuple[Path | None, ...] = (),
                     patterns=tuple(options.patterns),
                     catalog=catalog,
                     tz=tuple(options.tz),
-                    since=parse_time(options.since, "--since"),
-                    until=parse_time(options.until, "--until"),
+                    **time_bounds(options),
                     groups=tuple(options.group),
                     members=tuple(options.member),
                     collect_unmatched=options.unmatched or collect_unmatched,
+                    search=search,
                     progress=progress,
                     engine=options.engine.value,
                     spark=SparkSettings.parse(options.master, options.spark_conf),
@@ -212,18 +217,21 @@ def read_store(paths, options: LogOptions):
     """An event store instead of logs, with the same event filters."""
     from dataclasses import replace
 
-    from ..table.event_table import filter_table
+    from ..table.event_table import filter_table, missed_groups, time_extent, time_window
     from ..table.store import StoreError, read_events
 
     if paths:
         raise fail("give log paths or --events, not both")
+    bounds = time_bounds(options)
     try:
         logs = read_events(options.events, spark=spark_session_for(options))
     except StoreError as exc:
         raise fail(str(exc)) from None
-    events = filter_table(logs.events, since=parse_time(options.since, "--since"), until=parse_time(options.until, "--until"),
-                          groups=tuple(options.group), members=tuple(options.member))
-    return replace(logs, table=events)
+    table = logs.events
+    since, until = time_window(bounds["since"], bounds["until"], bounds["now"], lambda: time_extent(table))
+    notes = missed_groups(tuple(options.group), lambda: table["group_id"].unique())
+    events = filter_table(table, since=since, until=until, groups=tuple(options.group), members=tuple(options.member))
+    return replace(logs, table=events, problems=logs.problems + notes)
 
 
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024
@@ -250,11 +258,16 @@ def progress_bar():
 
 
 def check_kinds(kinds: list[str]) -> None:
-    from ..catalog.schema import KINDS
+    from ..catalog.schema import CAUSES, KINDS
+    from ..near_misses import did_you_mean
 
-    unknown = [k for k in kinds if k not in KINDS]
-    if unknown:
-        raise fail(f"unknown kind {', '.join(unknown)}; known kinds: {', '.join(KINDS)}")
+    for kind in kinds:
+        if kind in KINDS:
+            continue
+        if kind in CAUSES:
+            raise fail(f"{kind} is a root cause, not an event kind: `report` shows the rebalances it caused and "
+                       f"`check --fail-on {kind}` gates on it; known kinds: {', '.join(KINDS)}")
+        raise fail(f"unknown kind {kind!r}{did_you_mean(kind, KINDS)}; known kinds: {', '.join(KINDS)}")
 
 
 def analyze_logs(paths, options: LogOptions, probing_interval: str = "10m", outputs: tuple[Path | None, ...] = ()):

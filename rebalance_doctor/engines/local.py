@@ -26,7 +26,7 @@ from ..reading.blocks import (
     read_blocks,
     read_pack,
 )
-from ..reading.kernel import BlockFile, Kernel
+from ..reading.kernel import BlockFile, Collected, Kernel
 from ..reading.lines import count_lines
 from ..reading.prefilter import Prefilter
 from ..reading.rows import event_rows
@@ -59,12 +59,12 @@ class BlockScanner:
     # on, to be made with other tasks' records, where each polars call costs less per row.
     ROWS_IN_PLACE = 5_000
 
-    def __init__(self, catalog: Catalog, collect_unmatched: bool = False, prefilter: Prefilter | None = None,
+    def __init__(self, catalog: Catalog, collect: Collected = Collected(), prefilter: Prefilter | None = None,
                  zones: dict[int, tzinfo] | None = None):
         self.catalog = catalog
-        self.collect_unmatched = collect_unmatched
+        self.collect = collect
         self.zones = zones
-        self.kernel = Kernel(catalog, collect_unmatched, prefilter)
+        self.kernel = Kernel(catalog, collect, prefilter)
         self._read_buffers = ReadBuffers()
 
     def made_rows(self, scanned: Scanned) -> Scanned:

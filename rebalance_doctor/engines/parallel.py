@@ -27,7 +27,7 @@ from ..reading.blocks import (
     read_head,
     spans,
 )
-from ..reading.kernel import concat_records
+from ..reading.kernel import Collected, concat_records
 from ..reading.sources import InputError, Source
 from .local import BlockScanner, Scanned, Unit
 
@@ -91,7 +91,7 @@ class LocalScanner(BlockScanner):
         else:
             spawn = multiprocessing.get_context("spawn")  # never fork a process whose threads hold locks
             with _shipped(self.catalog, self.zones) as catalog_file:
-                pool = ProcessPoolExecutor(helpers, spawn, _start_worker, (catalog_file, self.collect_unmatched))
+                pool = ProcessPoolExecutor(helpers, spawn, _start_worker, (catalog_file, self.collect))
                 futures = [pool.submit(_scan_in_worker, task) for task in tasks]
                 try:
                     self._share(tasks, futures, merge_task)
@@ -187,7 +187,7 @@ def _shipped(catalog: Catalog, zones: dict[int, tzinfo] | None = None) -> Iterat
 _worker: BlockScanner | None = None
 
 
-def _start_worker(catalog_file: str, collect_unmatched: bool) -> None:
+def _start_worker(catalog_file: str, collect: Collected) -> None:
     """A scan process: Ctrl-C is the parent's to handle (it stops the pool and exits 130). When the
     catalog file is gone, the parent scanned everything before this process started: nothing to do.
     The process only scans and hands back results, so its cycle collector stays off (see
@@ -200,7 +200,7 @@ def _start_worker(catalog_file: str, collect_unmatched: bool) -> None:
             catalog, zones = pickle.load(file)
     except FileNotFoundError:
         return
-    _worker = BlockScanner(catalog, collect_unmatched, zones=zones)
+    _worker = BlockScanner(catalog, collect, zones=zones)
 
 
 def _scan_in_worker(task: list[Unit]) -> Scanned:

@@ -39,7 +39,7 @@ from ..reading.blocks import (
     read_head,
     stored_form,
 )
-from ..reading.kernel import BlockFile, concat_records
+from ..reading.kernel import BlockFile, Collected, concat_records
 from ..reading.rows import event_rows
 from ..reading.sources import InputError, Source, expand
 from .local import BlockScanner, Scanned
@@ -196,10 +196,10 @@ class SparkScanner:
     """Scans all sources in one Spark job: every task runs the polars engine's scan (:class:`~.local.BlockScanner`,
     the same kernel and row code) on its file splits' lines; the driver merges the accounting."""
 
-    def __init__(self, catalog: Catalog, spark: SparkSession, collect_unmatched: bool = False):
+    def __init__(self, catalog: Catalog, spark: SparkSession, collect: Collected = Collected()):
         self.catalog = catalog
         self.spark = spark
-        self.collect_unmatched = collect_unmatched
+        self.collect = collect
 
     def expand(self, paths: list[str]):
         return expand(paths, lambda uri: list_remote(self.spark, uri))
@@ -219,7 +219,7 @@ class SparkScanner:
         readable = [s for s in sources if scans[s.order].problem is None or s.order in binary]
         if not readable:
             return SparkScan(None, {}, list(scans.values()))
-        task = _Task(self.catalog, self.collect_unmatched, zones,
+        task = _Task(self.catalog, self.collect, zones,
                      {_source_key(s): BlockFile(s.order, s.display, s.node) for s in readable}, frozenset(binary))
         with spark_errors("scan"):
             from pyspark import StorageLevel
@@ -287,7 +287,7 @@ class _Task:
     executors) and each readable file (by its key, see :func:`_spark_key`), binary ones only counted."""
 
     catalog: Catalog
-    collect_unmatched: bool
+    collect: Collected
     zones: dict[int, tzinfo] | None
     files: dict[tuple[str, str, str], BlockFile]
     binary: frozenset[int]
@@ -308,7 +308,7 @@ def _scan_splits(shipped: Broadcast[_Task], batches: Iterator[pa.RecordBatch]) -
     task = shipped.value
     if task.token not in _scanners:
         _scanners.clear()
-        _scanners[task.token] = BlockScanner(task.catalog, task.collect_unmatched, zones=task.zones)
+        _scanners[task.token] = BlockScanner(task.catalog, task.collect, zones=task.zones)
     scanner = _scanners[task.token]
     keys: list[tuple[int, int, int]] = []
     pieces: list[Scanned] = []

@@ -34,6 +34,17 @@ class OpenRecord:
 
 
 @dataclass
+class ContextSeam:
+    """For a text search with context: how many lines of context it shows before and after a selected line, and
+    this part's first ``after`` and last ``before`` lines (a selected line near its edge takes them)."""
+
+    before: int
+    after: int
+    head: list[str]
+    tail: list[str]
+
+
+@dataclass
 class Seam:
     """What a part of a file shows the parts beside it.
 
@@ -48,12 +59,14 @@ class Seam:
     open_record: OpenRecord | None = None
     last_line: str | None = None
     first_record: pl.DataFrame | None = None
+    context: ContextSeam | None = None
 
 
 @dataclass
 class Accounting:
     """The line accounting of an input or of one part of it (a span, a block): lines per bucket, the
-    relevant lines no pattern matched, matched lines cut for matching, and any problem reading it.
+    relevant lines no pattern matched, matched lines cut for matching, and any problem reading it; with a
+    text search, the lines it selected and their context (``found``: line, text, selected?).
     A part's line numbers count from its own first line."""
 
     buckets: Counter = field(default_factory=Counter)
@@ -61,6 +74,7 @@ class Accounting:
     cut_lines: list[tuple[int, int]] = field(default_factory=list)  # (line, bytes) of matched lines longer than MAX_LINE_BYTES
     problem: str | None = None
     seam: Seam | None = None  # parts of a file, for the merge
+    found: list[tuple[int, str, bool]] = field(default_factory=list)
 
     @property
     def lines_read(self) -> int:
@@ -72,6 +86,7 @@ class Accounting:
         offset = self.lines_read
         self.unmatched += [(number + offset, text) for number, text in part.unmatched]
         self.cut_lines += [(number + offset, size) for number, size in part.cut_lines]
+        self.found += [(number + offset, text, selected) for number, text, selected in part.found]
         self.buckets.update(part.buckets)
         self.problem = self.problem or part.problem
         return offset
@@ -88,6 +103,8 @@ class FileScan(Accounting):
     remade: list[pl.DataFrame] = field(default_factory=list, kw_only=True)
     _open: OpenRecord | None = field(default=None, kw_only=True, repr=False)
     _last_line: str | None = field(default=None, kw_only=True, repr=False)
+    _last_selected: int | None = field(default=None, kw_only=True, repr=False)  # a text search's last selected line so far
+    _tail: list[str] = field(default_factory=list, kw_only=True, repr=False)  # the last lines so far, context for the next part
 
     def append_part(self, part: Accounting, catalog: Catalog) -> int:
         """Add the file's next part (see :meth:`Accounting.append`), joined to the parts before it: a record they
@@ -97,8 +114,11 @@ class FileScan(Accounting):
         offset = self.lines_read
         seam = part.seam
         if seam is None:  # a part that shows nothing of its lines (a binary file's count, a read error)
-            self._open = self._last_line = None
+            self._open = self._last_line = self._last_selected = None
+            self._tail = []
         else:
+            if seam.context is not None:
+                self._add_context(part, seam.context, offset)
             if self._open is not None:
                 self._continue_record(part, seam, catalog)
             if seam.first_record is not None and self._last_line is not None and _is_header(self._last_line, catalog):
@@ -113,6 +133,20 @@ class FileScan(Accounting):
             part.seam = None
         self.append(part)
         return offset
+
+    def _add_context(self, part: Accounting, context: ContextSeam, offset: int) -> None:
+        """The context across the seam: this part's first lines after a selected line of the parts before, the
+        parts' last lines before a selected line of this one (a line shown twice is shown once in the end)."""
+        if self._last_selected is not None:
+            owed = self._last_selected + context.after - offset
+            self.found += [(offset + 1 + n, text, False) for n, text in enumerate(context.head[: max(owed, 0)])]
+        selected = [number for number, _, chosen in part.found if chosen]
+        if selected:
+            wanted = context.before - selected[0] + 1
+            lines = self._tail[-wanted:] if wanted > 0 else []
+            self.found += [(offset - len(lines) + 1 + n, text, False) for n, text in enumerate(lines)]
+            self._last_selected = offset + selected[-1]
+        self._tail = [*self._tail, *context.tail][-context.before :] if context.before else []
 
     def _continue_record(self, part: Accounting, seam: Seam, catalog: Catalog) -> None:
         """The open record takes what continues it of this part's head; it stays open only if it took the

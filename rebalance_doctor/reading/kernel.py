@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog, any_of
-from .accounting import MAX_LINE_BYTES, Accounting, OpenRecord, Seam
+from .accounting import MAX_LINE_BYTES, Accounting, ContextSeam, OpenRecord, Seam
 from .blocks import BLOCK_SIZE
 from .continuation import EXCEPTION_HEADER, MAX_CONTINUATION_LINES, PYTHON_WHITESPACE, STACK_CAUSE, record_lines
 from .lines import Lines, lines_after, readable, unreadable_offsets
 from .prefilter import Prefilter, best_prefilter
 from .rows import match_lines
+from .search import LineFinder, TextSearch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,14 +57,28 @@ class BlockScan:
     parts: list[tuple[int, Accounting, int]]
 
 
+@dataclass(frozen=True)
+class Collected:
+    """The lines a scan hands back besides its events: the relevant lines no pattern matched (``unmatched``),
+    and those a text search selects, with their context (``search``)."""
+
+    unmatched: bool = False
+    search: TextSearch | None = None
+
+
 class Kernel:
     """The catalog's prefilter, regexes and row building over blocks; one per process."""
 
-    def __init__(self, catalog: Catalog, collect_unmatched: bool = False, prefilter: Prefilter | None = None):
+    def __init__(self, catalog: Catalog, collect: Collected = Collected(), prefilter: Prefilter | None = None):
         self.catalog = catalog
-        self.collect_unmatched = collect_unmatched
+        self.collect = collect
         if prefilter is not None:
             self.prefilter = prefilter
+
+    @functools.cached_property
+    def finder(self) -> LineFinder | None:
+        search = self.collect.search
+        return LineFinder(search) if search is not None and search.pattern is not None else None
 
     # Made on first use, after the scan processes have been started: numpy's import and the Hyperscan
     # database take a while, in which the other processes start.
@@ -137,7 +152,7 @@ class _BlockWork:
         self.lines = Lines(block, kernel._newline_scratch)
         self.firsts = self.lines.holding(np.array([file.start for file in files], dtype=np.int64))  # each file's first line
         self.lasts = np.append(self.firsts[1:], self.lines.total)  # and the line after its last
-        self.event_files = np.zeros(0, dtype=np.int64)  # the file of each event row
+        self.event_files = self.event_lines = np.zeros(0, dtype=np.int64)  # the file and line of each event row
         self.last_record: tuple[list[str], np.ndarray, np.ndarray] | None = None  # records' lines, event?, multi-line? (for the seam)
         self.unreadable = self.relevant = np.zeros(0, dtype=np.int64)  # the block's lines in those buckets
 
@@ -156,9 +171,30 @@ class _BlockWork:
         winners = lines[matched["row"].to_numpy()]
         records, covered = self._records(matched, winners, texts)
         parts = self._parts(np.unique(hit_lines), winners, covered)
+        if self.kernel.collect.search is not None:
+            self._found(parts, self.kernel.collect.search)
         if len(self.files) == 1:  # a part of a file, maybe: its records may run on into the next part
             parts[0][1].seam = self._seam(winners, covered, records)
         return BlockScan(records, parts)
+
+    def _found(self, parts: list[tuple[int, Accounting, int]], search: TextSearch) -> None:
+        """Each file's lines the search selects, and their context (within the block: the merge adds what lies
+        across the block's edges, from the seam)."""
+        import numpy as np
+
+        finder = self.kernel.finder
+        selected = finder.matching(self.lines) if finder is not None else self.event_lines
+        window = np.arange(-search.before, search.after + 1)
+        for i, (_, accounting, _) in enumerate(parts):
+            first, last = int(self.firsts[i]), int(self.lasts[i])
+            chosen = _within(selected, first, last)
+            if search.invert:
+                chosen = np.setdiff1d(np.arange(first, last), chosen)
+            shown = chosen
+            if search.context:
+                shown = np.unique((chosen[:, None] + window).ravel())
+                shown = shown[(shown >= first) & (shown < last)]
+            accounting.found = list(zip((shown - first + 1).tolist(), self.lines.texts(shown), np.isin(shown, chosen).tolist(), strict=True))
 
     def _candidates(self, rows: np.ndarray, anchors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(row, pattern) for every pattern of every anchor a line holds, each pair once."""
@@ -202,6 +238,7 @@ class _BlockWork:
                 raw[i] = "\n".join(record)
         events = np.flatnonzero(rows)
         self.event_files = file[events]
+        self.event_lines = winners[events]
         if not len(events):
             return None, covered
         lines = winners[events]
@@ -233,6 +270,10 @@ class _BlockWork:
         buckets[np.isin(head, self.relevant)] = "relevant_unmatched"
         buckets[np.isin(head, self.unreadable)] = "unreadable"
         seam = Seam(self.lines.texts(head), buckets.tolist(), head_end == last, last_line=self.lines.texts(np.array([last - 1]))[0] if last > first else None)
+        search = self.kernel.collect.search
+        if search is not None and search.context:
+            seam.context = ContextSeam(search.before, search.after, self.lines.texts(np.arange(first, min(first + search.after, last))),
+                                       self.lines.texts(np.arange(max(last - search.before, first), last)))
         if self.last_record is not None:
             raw, rows, multiline = self.last_record
             if rows[-1] and winners[-1] + covered[-1] == last:
@@ -275,7 +316,7 @@ class _BlockWork:
             buckets = Counter(matched=len(here[0]), unreadable=len(here[1]), relevant_unmatched=len(here[2]))
             buckets["irrelevant"] = last - first - sum(buckets.values())
             unmatched = []
-            if self.kernel.collect_unmatched and len(here[2]):
+            if self.kernel.collect.unmatched and len(here[2]):
                 unmatched = list(zip((here[2] - first + 1).tolist(), self.lines.texts(here[2]), strict=True))
             sizes = self.lines.ends(here[3]) - self.lines.starts(here[3])
             cut_lines = list(zip((here[3] - first + 1).tolist(), sizes.tolist(), strict=True))

@@ -162,7 +162,7 @@ def classify_reason(reason: str, catalog: Catalog) -> tuple[str, dict[str, str]]
     return cause, {name: value for name, value in zip(("member_id", "instance_id"), named, strict=True) if value is not None}
 
 
-def _context_fields(messages: pl.Series, threads: pl.Series, catalog: Catalog) -> dict[str, pl.Series]:
+def context_fields(messages: pl.Series, threads: pl.Series, catalog: Catalog) -> dict[str, pl.Series]:
     """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …): per field, the first
     prefix (in catalog order) that names it in the message, else in the envelope's thread name as a log
     prints it (``[orders-app-<uuid>-StreamThread-1]`` names a Streams application)."""
@@ -188,7 +188,7 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
     import polars as pl
 
     envelope = envelopes(matched, catalog, zones)
-    context = _context_fields(envelope["message"], envelope["thread"], catalog)
+    context = context_fields(envelope["message"], envelope["thread"], catalog)
     table = matched.join(_pattern_table(catalog), on="pattern", how="left", maintain_order="left")
     sources = pl.DataFrame([
         *(table[name] for name in table.columns), *(series.alias(f"context_{name}") for name, series in context.items()),

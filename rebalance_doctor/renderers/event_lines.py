@@ -6,6 +6,7 @@ Log text is attacker-influenced (client ids, reasons). It always reaches the ter
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -15,7 +16,7 @@ import polars as pl
 from rich.console import Console
 from rich.text import Text
 
-from ..catalog.schema import BUCKETS
+from ..catalog.schema import BUCKETS, COLUMN_NAMES
 from .files import write_atomically
 from .text_tables import GAP, WRITE_CHUNK_ROWS, Palette, cell_width, fit_widths, fold_row, write_lines
 from .words import CONTROL_SHOWN_AS, node_style, visible
@@ -102,24 +103,108 @@ def _painted(events: pl.DataFrame, name: str, palette: Palette, style_of: Callab
     return pl.col(name).replace_strict(palette.by_value(events[name], style_of), default="")
 
 
-def print_grep(events: pl.DataFrame, console: Console, raw_only: bool) -> None:
-    """One event per line, merged across nodes in time order: time, node, kind and the message without its
-    envelope (``--raw``: the original log records instead)."""
-    if raw_only:
-        lines = events.select(_visible_expr(pl.col("raw"))).to_series()
-    else:
-        palette = Palette(console)
-        before, after = palette.codes("dim")
-        lines = _iso_ts(events).select(
-            pl.concat_str(
-                pl.lit(before) + pl.col("ts").fill_null("-".ljust(24)) + pl.lit(after),
-                _painted(events, "node", palette, node_style),
-                _painted(events, "kind", palette, lambda kind: KIND_STYLES.get(kind, "bold")),
-                _visible_expr(pl.col("message").str.split("\n").list.first()),
-                separator=" ",
-            )
-        ).to_series()
-    write_lines(lines.to_list(), console)
+def _epoch_label() -> pl.Expr:
+    """``gen 7``, ``epoch 12`` or ``m-epoch 3``: the generation, else the group epoch, else the member epoch."""
+    col = pl.col
+    return (
+        pl.when(col("generation").is_not_null()).then(pl.format("gen {}", col("generation")))
+        .when(col("group_epoch").is_not_null()).then(pl.format("epoch {}", col("group_epoch")))
+        .when(col("member_epoch").is_not_null()).then(pl.format("m-epoch {}", col("member_epoch")))
+    )
+
+
+def print_grep(lines: pl.DataFrame, console: Console, raw_only: bool, highlight: str | None = None, separated: bool = False) -> None:
+    """One found line per line (see :mod:`..table.found_lines`), merged across nodes in time order: time, node,
+    for an event its kind, group and generation, then the message without its envelope (``raw_only``: the
+    original lines). ``highlight``: a regex whose matches are painted; context lines are dim, and with
+    ``separated`` runs of lines are parted by ``--`` as grep parts them."""
+    palette = Palette(console)
+    dim = palette.codes("dim")
+    text = _visible_expr(pl.col("raw") if raw_only else pl.col("message").str.split("\n").list.first())
+    if highlight is not None and palette.codes("bold red")[0]:
+        before, after = palette.codes("bold red")
+        text = pl.when("selected").then(text.str.replace_all(highlight, f"{before}${{0}}{after}")).otherwise(text)
+    text = pl.when("selected").then(text).otherwise(pl.lit(dim[0]) + text + pl.lit(dim[1]))
+    if not raw_only:
+        group = pl.when(pl.col("group_id").is_not_null()).then(_visible_expr(pl.col("group_id")))
+        kind = _painted(lines, "kind", palette, lambda kind: KIND_STYLES.get(kind, "bold"))
+        mark = pl.when(pl.col("kind").is_not_null()).then(pl.concat_str(kind, group, _epoch_label(), separator=" ", ignore_nulls=True))
+        text = pl.concat_str(
+            pl.lit(dim[0]) + pl.col("ts").fill_null("-".ljust(24)) + pl.lit(dim[1]),
+            _painted(lines, "node", palette, node_style), mark, text, separator=" ", ignore_nulls=True)
+        lines = _iso_ts(lines)
+    new_run = (pl.col("file") != pl.col("file").shift(1)) | (pl.col("line") != pl.col("line").shift(1) + 1)
+    shown = lines.select(text.alias("text"), new_run.fill_null(True).alias("apart"))
+    texts = shown["text"].to_list()
+    if separated and len(texts) > 1:
+        apart = shown["apart"].to_list()
+        texts = [piece for text, new_run in zip(texts, apart, strict=True) for piece in (("--", text) if new_run else (text,))][1:]
+    write_lines(texts, console)
+
+
+EVENT_FIELDS = [name for name in COLUMN_NAMES if name not in ("ts", "file", "line", "node", "raw")]  # the rest is in rg's own fields
+
+
+def write_rg_json(lines: pl.DataFrame, stream: IO[str], regex: str | None) -> None:
+    """ripgrep's JSON Lines (``rg --json``): per file a ``begin`` before its first line and an ``end`` with its
+    count; per line a ``match`` (a selected line, with ``submatches``: byte offsets of ``regex``'s matches) or a
+    ``context``; then a ``summary``. Lines come in time order across files, and each ``data`` adds the line's
+    ``ts``, ``node`` and, for an event, ``event`` (the event table's other columns)."""
+    data = _iso_ts(lines).select(
+        pl.when("selected").then(pl.lit("match")).otherwise(pl.lit("context")).alias("type"),
+        pl.struct(
+            pl.struct(text="file").alias("path"),
+            pl.struct(text=pl.col("raw") + "\n").alias("lines"),
+            pl.col("line").alias("line_number"),
+            "ts", "node",
+            pl.when(pl.col("kind").is_not_null()).then(pl.struct(*EVENT_FIELDS)).alias("event"),
+        ).alias("data"),
+    )
+    matches = _submatches(lines, regex)
+    encoded = data.select(pl.struct("type", "data").struct.json_encode())[:, 0].to_list()
+    counts: Counter = Counter()
+    out = []
+    for text, file, selected, found in zip(encoded, lines["file"].to_list(), lines["selected"].to_list(), matches, strict=True):
+        if file not in counts:
+            out.append(_compact({"type": "begin", "data": {"path": {"text": file}}}))
+            counts[file] = 0
+        counts[file] += selected
+        out.append(text[:-2] + f',"submatches":{_compact(found)}}}}}')
+    out += [_compact({"type": "end", "data": {"path": {"text": file}, "stats": {"matched_lines": count}}}) for file, count in counts.items()]
+    out.append(_compact({"type": "summary", "data": {"stats": {"matched_lines": sum(counts.values()),
+                                                               "searches_with_match": sum(1 for count in counts.values() if count)}}}))
+    for start in range(0, len(out), WRITE_CHUNK_ROWS):
+        stream.write("".join(f"{line}\n" for line in out[start : start + WRITE_CHUNK_ROWS]))
+    stream.flush()
+
+
+def _compact(value: object) -> str:
+    """JSON as polars writes it: no spaces, non-ASCII kept."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _submatches(lines: pl.DataFrame, regex: str | None) -> list[list[dict]]:
+    """Per line, where ``regex`` matches it (as rg gives them: the text and its start and end in bytes); none
+    for context lines, and none without a regex."""
+    if regex is None:
+        return [[] for _ in range(lines.height)]
+    found = lines.select(pl.when("selected").then(pl.col("raw").str.extract_all(regex)))[:, 0].to_list()
+    result = []
+    for raw, texts in zip(lines["raw"].to_list(), found, strict=True):
+        spans, at = [], 0
+        for text in texts or ():
+            start = raw.find(text, at)
+            at = start + max(len(text), 1)
+            begin = len(raw[:start].encode())
+            spans.append({"match": {"text": text}, "start": begin, "end": begin + len(text.encode())})
+        result.append(spans)
+    return result
+
+
+def print_files(lines: pl.DataFrame, console: Console) -> None:
+    """``grep -l``: the files with a selected line, like ``rg -l``."""
+    files = sorted(set(lines.filter("selected")["file"].to_list()), key=str)
+    write_lines([visible(file) for file in files], console)
 
 
 TABLE_HEADERS = ("time (UTC)", "node", "kind", "group", "gen/epoch", "member", "where", "detail")
@@ -130,11 +215,7 @@ _DETAIL_FIELDS = ("reason", "error", "member_count", "partitions", "leader_id", 
 def _tablecell_width(events: pl.DataFrame) -> pl.DataFrame:
     """The table's columns as visible one-line text, computed column-wise."""
     col = pl.col
-    epoch = (
-        pl.when(col("generation").is_not_null()).then(pl.format("gen {}", col("generation")))
-        .when(col("group_epoch").is_not_null()).then(pl.format("epoch {}", col("group_epoch")))
-        .when(col("member_epoch").is_not_null()).then(pl.format("m-epoch {}", col("member_epoch")))
-    )
+    epoch = _epoch_label()
     detail = pl.when(col("prev_state").is_not_null() & col("state").is_not_null()).then(pl.format("{} → {}", col("prev_state"), col("state")))
     for name in _DETAIL_FIELDS:
         detail = detail.when(col(name).is_not_null()).then(pl.format(f"{name}={{}}", col(name).cast(pl.String)))
@@ -201,9 +282,9 @@ def print_table(events: pl.DataFrame, console: Console) -> None:
         write_lines(lines, console)
 
 
-def print_counts(events: pl.DataFrame, console: Console) -> None:
-    """``grep -c``: matching events per file, like ``rg -c``."""
-    counts = Counter(events["file"].to_list()) if events.height else Counter()
+def print_counts(lines: pl.DataFrame, console: Console) -> None:
+    """``grep -c``: selected lines per file, like ``rg -c``."""
+    counts = Counter(lines.filter("selected")["file"].to_list()) if lines.height else Counter()
     for key, count in sorted(counts.items(), key=lambda kv: str(kv[0])):
         console.print(Text(f"{visible(str(key))}:{count}"))
 

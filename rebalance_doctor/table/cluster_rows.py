@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from ..catalog import Catalog
@@ -98,3 +98,21 @@ def _finished(shipped: Broadcast[_Finish], batches: Iterator[pa.RecordBatch]) ->
             parts = partitioned(rows).select("date", "group").to_arrow()
             table = table.append_column("date", parts["date"].cast("string")).append_column("group", parts["group"].cast("string"))
         yield from table.to_batches()
+
+
+def cluster_extent(scan: SparkScan) -> tuple[datetime | None, datetime | None]:
+    """The first and last event times of a scan's rows, worked out on the cluster."""
+    import polars as pl
+    from pyspark.sql import functions
+
+    if scan.rows is None:
+        return None, None
+    extent = pl.from_arrow(scan.rows.agg(functions.min("ts").alias("first"), functions.max("ts").alias("last")).toArrow())
+    return extent["first"][0], extent["last"][0]
+
+
+def cluster_groups(scan: SparkScan) -> list[str]:
+    """The group ids of a scan's rows, gathered on the cluster."""
+    if scan.rows is None:
+        return []
+    return [row.group_id for row in scan.rows.select("group_id").distinct().collect()]

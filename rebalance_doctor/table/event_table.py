@@ -11,14 +11,17 @@ scan processes start, and they need not wait for polars' slow import.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable, Iterable
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog
 from ..catalog.schema import empty_table
+from ..near_misses import did_you_mean, listed
 from ..reading.accounting import FileScan
 from ..reading.kernel import concat_records
 from ..reading.rows import event_rows
+from ..times import TimeBound
 
 if TYPE_CHECKING:
     import polars as pl
@@ -167,16 +170,15 @@ def filter_table(
     until: datetime | None = None,
     groups: tuple[str, ...] = (),
     members: tuple[str, ...] = (),
+    nodes: tuple[str, ...] = (),
     kinds: tuple[str, ...] = (),
     generations: tuple[int, ...] = (),
-    text: str | None = None,
 ) -> pl.DataFrame:
-    """Keep the events inside the window, of the given groups, members, kinds and generations, whose
-    log text matches the regex ``text`` (smart case, as rg: case-insensitive unless it has a capital).
+    """Keep the events inside the window, of the given groups, members, nodes (globs, as groups), kinds and
+    generations.
 
     A time window drops events that have no timestamp (they cannot be placed in it). Members are
-    matched as substrings of the member id, client id or group instance id. A ``text`` that is not a
-    valid regex raises ValueError.
+    matched as substrings of the member id, client id or group instance id.
     """
     import polars as pl
 
@@ -191,6 +193,8 @@ def filter_table(
             [pl.col(c).str.contains(m, literal=True) for m in members for c in ("member_id", "client_id", "instance_id")]
         ).fill_null(False)
         table = table.filter(any_member)
+    if nodes:
+        table = table.filter(_matches_any("node", nodes))
     if kinds:
         table = table.filter(pl.col("kind").is_in(list(kinds)))
     if generations:
@@ -198,10 +202,38 @@ def filter_table(
         table = table.filter(
             pl.col("generation").is_in(epochs) | pl.col("group_epoch").is_in(epochs) | pl.col("member_epoch").is_in(epochs)
         )
-    if text is not None:
-        smart_case = "" if any(ch.isupper() for ch in text) else "(?i)"
-        try:
-            table = table.filter(pl.col("raw").str.contains(smart_case + text))
-        except pl.exceptions.ComputeError as exc:
-            raise ValueError(f"TEXT {text!r} is not a valid regex: {exc}") from None
     return table
+
+
+Extent = tuple[datetime | None, datetime | None]
+
+
+def time_extent(table: pl.DataFrame) -> Extent:
+    """The first and last event times of a table (None, None when no event has a time)."""
+    times = table["ts"].drop_nulls()
+    return (times.min(), times.max()) if len(times) else (None, None)
+
+
+def time_window(since: TimeBound | None, until: TimeBound | None, now: datetime | None, extent: Callable[[], Extent]) -> Extent:
+    """The instants the bounds name; ``extent`` (the unfiltered events' first and last times) is asked only when
+    a bound counts back from the newest event or is a time of day."""
+    bounds = (since, until)
+    known = extent() if any(bound is not None and bound.needs_inputs for bound in bounds) else (None, None)
+    return tuple(None if bound is None else bound.resolve(*known, now=now) for bound in bounds)  # type: ignore[return-value]
+
+
+def missed_groups(patterns: tuple[str, ...], known: Callable[[], Iterable[str]]) -> list[str]:
+    """A note for each ``--group`` pattern that names no group of the inputs, with the near misses and the
+    groups there are."""
+    if not patterns:
+        return []
+    import polars as pl
+
+    groups = pl.Series("group_id", sorted(set(known()) - {None}), dtype=pl.String)
+    frame = groups.to_frame()
+    notes = []
+    for pattern in patterns:
+        if not frame.filter(_matches_any("group_id", (pattern,))).height:
+            shown = f"the groups in them: {listed(groups)}" if len(groups) else "they name no group"
+            notes.append(f"--group {pattern!r} matches no group in the inputs{did_you_mean(pattern, groups)} ({shown})")
+    return notes

@@ -20,8 +20,12 @@ from ..engines.parallel import LocalScanner
 from ..reading.accounting import LONG_LINE_READ, MAX_LINE_BYTES, FileScan
 from ..reading.envelope import zones_for
 from ..reading.examples import checked_catalog
+from ..reading.kernel import Collected
+from ..reading.search import TextSearch
 from ..reading.sources import Expansion, expand
-from .event_table import TableBuilder, filter_table
+from ..times import TimeBound
+from .event_table import TableBuilder, filter_table, missed_groups, time_extent, time_window
+from .found_lines import filter_lines, found_lines
 
 if TYPE_CHECKING:
     import polars as pl
@@ -43,6 +47,7 @@ class LogSet:
     zoned_files: frozenset[str] = frozenset()  # files whose zone the user gave (--tz): their clocks are read as told
     table: pl.DataFrame | None = None
     cluster: ClusterRows | None = None
+    lines: pl.DataFrame | None = None  # with a text search: the lines it selected and their context (found_lines.LINE_COLUMNS)
 
     @property
     def events(self) -> pl.DataFrame:
@@ -78,11 +83,13 @@ def load(
     *,
     patterns: tuple[str, ...] = (),
     tz: tuple[str, ...] = (),
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: datetime | str | TimeBound | None = None,
+    until: datetime | str | TimeBound | None = None,
+    now: datetime | None = None,
     groups: tuple[str, ...] = (),
     members: tuple[str, ...] = (),
     collect_unmatched: bool = False,
+    search: TextSearch | None = None,
     catalog: Catalog | None = None,
     progress: Callable[[int, int], None] | None = None,
     engine: str = "polars",
@@ -92,43 +99,68 @@ def load(
     """Read broker and client logs into one event table, merged across files in time order.
 
     ``engine`` is ``polars`` (embedded, the default) or ``spark`` (``spark`` says where it runs); both
-    give the same table. ``exclude``: files never to read, though a directory or glob names them (the
-    report being written into the logs' folder). ``progress(bytes_done, bytes_total)`` is called as files finish (sizes on
-    disk; stdin counts as 0). Inputs over 32 MB are scanned by spawned processes: call from under
+    give the same table. ``since`` and ``until`` take what the options take (``"2024-10-24T12:00Z"``,
+    ``"30m"`` back from the newest event, or from ``now`` when given; ``"10:05"`` on the inputs' date).
+    ``search``: also find the lines a text search selects, in every line of every input (``LogSet.lines``).
+    ``exclude``: files never to read, though a directory or glob names them (the report being written into
+    the logs' folder). ``progress(bytes_done, bytes_total)`` is called as files finish (sizes on disk; stdin
+    counts as 0). Inputs over 32 MB are scanned by spawned processes: call from under
     ``if __name__ == "__main__":`` in a script.
     """
     if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
         paths = [paths]
     patterns, tz, groups, members = (_one_or_many(value) for value in (patterns, tz, groups, members))
+    bounds = tuple(None if bound is None else TimeBound.parse(bound, option) for bound, option in ((since, "since"), (until, "until")))
+    if search is not None:
+        search.check()
     catalog = catalog or checked_catalog(patterns)
+    collect = Collected(collect_unmatched, search)
+    table = None
     if engine == "polars":
         expansion = _without(expand([os.fspath(path) for path in paths]), exclude)
         zones, told = zones_for(expansion.sources, tuple(tz))
         event_rows = TableBuilder(catalog, zones)
-        scans = _scan_polars(expansion, catalog, collect_unmatched, progress, event_rows)
-        table = event_rows.build({s.display: s.order for s in expansion.sources}, scans)
-        logs = LogSet(scans, table=filter_table(table, since=since, until=until, groups=groups, members=members))
+        scans = _scan_polars(expansion, catalog, collect, progress, event_rows)
+        table = event_rows.build(_file_order(expansion), scans)
+        extent, known_groups = (lambda: time_extent(table)), (lambda: table["group_id"].unique())
     elif engine == "spark":
         from ..engines.spark import SparkScanner, SparkSettings, spark_session
-        from .cluster_rows import finished_rows
+        from .cluster_rows import cluster_extent, cluster_groups, finished_rows
 
-        scanner = SparkScanner(catalog, spark_session(spark or SparkSettings()), collect_unmatched)
+        scanner = SparkScanner(catalog, spark_session(spark or SparkSettings()), collect)
         expansion = scanner.expand([os.fspath(path) for path in paths])
         zones, told = zones_for(expansion.sources, tuple(tz))
         scan = scanner.scan(expansion.sources, zones)
-        cluster = finished_rows(scan, catalog, zones, {s.display: s.order for s in expansion.sources},
-                                since=since, until=until, groups=groups, members=members)
-        logs = LogSet(scan.scans, cluster=cluster)
+        scans = scan.scans
+        extent, known_groups = (lambda: cluster_extent(scan)), (lambda: cluster_groups(scan))
         if progress is not None:
             size = sum(source.size for source in expansion.sources)
             progress(size, size)
     else:
         raise ValueError(f"unknown engine {engine!r} (choose {' or '.join(ENGINES)})")
-    logs.problems = expansion.problems + [scan.problem for scan in logs.scans if scan.problem]
+    since, until = time_window(*bounds, now, extent)
+    notes = missed_groups(groups, known_groups)
+    filters = {"since": since, "until": until, "groups": groups, "members": members}
+    if engine == "spark":
+        cluster = finished_rows(scan, catalog, zones, _file_order(expansion), **({} if search else filters))
+        if search is None:  # the rows stay on the cluster until they are read
+            logs = LogSet(scans, cluster=cluster)
+        else:  # the found lines are marked with the events: all of them, before the filters
+            table = cluster.collect()
+    if table is not None:
+        logs = LogSet(scans, table=filter_table(table, **filters))
+        if search is not None:
+            found = found_lines(scans, table, catalog, zones, _file_order(expansion), search.context)
+            logs.lines = filter_lines(found, search.before, search.after, **filters)
+    logs.problems = expansion.problems + [scan.problem for scan in logs.scans if scan.problem] + notes
     logs.problems += [f"{scan.source.display}:{line}: line of {'more than ' if size >= LONG_LINE_READ else ''}{size:,} bytes cut to "
                       f"{MAX_LINE_BYTES:,} for matching" for scan in logs.scans for line, size in scan.cut_lines]
     logs.zoned_files = told
     return logs
+
+
+def _file_order(expansion: Expansion) -> dict[str, int]:
+    return {source.display: source.order for source in expansion.sources}
 
 
 def _without(expansion: Expansion, exclude: tuple[str | os.PathLike, ...]) -> Expansion:
@@ -148,12 +180,12 @@ def _one_or_many(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
 def _scan_polars(
     expansion: Expansion,
     catalog: Catalog,
-    collect_unmatched: bool,
+    collect: Collected,
     progress: Callable[[int, int], None] | None,
     event_rows: TableBuilder,
 ) -> list[FileScan]:
     """Scan files on this machine (blocks on every core)."""
-    scanner = LocalScanner(catalog, collect_unmatched=collect_unmatched, zones=event_rows.zones)
+    scanner = LocalScanner(catalog, collect, zones=event_rows.zones)
     total, done = sum(source.size for source in expansion.sources), 0
 
     def file_done(size: int) -> None:
