@@ -199,6 +199,7 @@ def ensure_corpus(size: str, files: int, profile: str, corpus: Path | None) -> P
     return corpus
 
 
+SEARCHED = "heartbeat"  # grep TEXT: a word of rebalance lines that application lines and thread names say too
 ONCE = ("grep -c -F -f anchors", "lnav -n (load only)")  # 5–25 × rg: one run each says enough
 
 
@@ -220,6 +221,9 @@ def bench(corpus: Path, profile: str, repeat: int) -> None:
             *TOOL, "events", str(corpus), "--format", "ndjson", "--patterns", str(extra_catalog(HERE / "results" / "extra-patterns"))],
         "rebalance-doctor grep -c": [*TOOL, "grep", str(corpus), "-c"],
         "rebalance-doctor grep (lines)": [*TOOL, "grep", str(corpus)],
+        f"rg -c {SEARCHED}": ["rg", "-c", "-i", SEARCHED, *files],
+        f"rebalance-doctor grep {SEARCHED} -c": [*TOOL, "grep", SEARCHED, str(corpus), "-c"],
+        f"rebalance-doctor grep {SEARCHED} (lines)": [*TOOL, "grep", SEARCHED, str(corpus)],
         "rebalance-doctor events (table)": [*TOOL, "events", str(corpus)],
         "rebalance-doctor report": [*TOOL, "report", str(corpus)],
         "lnav -n (load only)": ["lnav", "-n", *files],

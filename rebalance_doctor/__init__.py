@@ -6,6 +6,7 @@ The library API, which the command line is a thin layer over:
 >>> logs = rd.load(["sample_logs/heartbeat-expiry"])                # inputs → the event table
 >>> analysis = rd.analyze(logs.events)                              # → the incident model
 >>> print(rd.render(analysis, "markdown"))                          # → a report
+>>> rd.load(["logs/"], search=rd.TextSearch("row lock", before=2)).lines   # grep: every line, events marked
 
 Heavy modules (polars) load on first use so that ``rebalance-doctor --help`` starts at once.
 """
@@ -13,6 +14,8 @@ Heavy modules (polars) load on first use so that ``rebalance-doctor --help`` sta
 from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Any
+
+from .reading.search import TextSearch
 
 __version__ = "0.1.0"
 
@@ -67,4 +70,4 @@ def render(analysis: Analysis, format: str = "terminal", out: IO | None = None, 
     return render_analysis(analysis, format, out, **options)
 
 
-__all__ = ["__version__", "analyze", "load", "render"]
+__all__ = ["TextSearch", "__version__", "analyze", "load", "render"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from support import SAMPLES, ExitStatus, matched_lines, run_cli
+from support import SAMPLES, ExitStatus, expected_context, matched_lines, run_cli, text_lines
 
 INCIDENT = SAMPLES / "heartbeat-expiry"
 LOGS = sorted(INCIDENT.rglob("*.log"))
@@ -76,24 +76,6 @@ def test_context_lines_come_from_the_same_file_and_runs_are_parted_like_grep():
     assert both == app[271:275]  # two selected lines, one run
     apart = run_cli("grep", "Pause Young|Stabilized group orders-processor generation 8", "-C", "1", "--raw", str(INCIDENT)).stdout
     assert "\n--\n" in apart
-
-
-def text_lines(count: int, marked_every: int) -> list[str]:
-    """Application lines 10 ms apart, every ``marked_every``-th of them naming MARK; about 100 bytes each."""
-    return [f"2024-03-12T{10 + n // 360_000:02d}:{n // 6000 % 60:02d}:{n // 100 % 60:02d}.{n % 100 * 10:03d}Z  INFO 1 --- [app] [worker-{n % 7}] c.a.Worker : "
-            f"{'MARK ' if n % marked_every == 0 else ''}processed batch {n} of orders from partition {n % 12} in {n % 97} ms" for n in range(count)]
-
-
-def expected_context(lines: list[str], pattern: str, around: int) -> list[str]:
-    """grep -C: the selected lines and ``around`` lines on each side, runs parted by `--`."""
-    chosen = [i for i, line in enumerate(lines) if pattern in line]
-    shown = sorted({j for i in chosen for j in range(max(i - around, 0), min(i + around + 1, len(lines)))})
-    out = []
-    for previous, index in zip([None, *shown], shown, strict=False):
-        if previous is not None and index != previous + 1:
-            out.append("--")
-        out.append(lines[index])
-    return out
 
 
 @pytest.mark.parametrize("megabytes", [20, 40], ids=["blocks", "spans on every core"])

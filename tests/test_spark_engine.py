@@ -21,12 +21,12 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from rebalance_doctor import load
+from rebalance_doctor import TextSearch, load
 from rebalance_doctor.engines.spark import SparkSettings, spark_session
 from rebalance_doctor.table import store
 
 from standalone_cluster import standalone_cluster
-from support import FIXTURES, INCIDENTS, SAMPLES, TRACE_LINES, ExitStatus, run_cli
+from support import FIXTURES, INCIDENTS, SAMPLES, TRACE_LINES, ExitStatus, expected_context, run_cli, text_lines
 
 SAMPLE_LOGS = [SAMPLES / name for name in INCIDENTS]
 CORPUS = sorted((FIXTURES / "corpus").glob("*.log"))
@@ -184,7 +184,19 @@ def test_file_uris_are_local_paths_for_both_engines(spark):
     assert_same(polars_logs, spark_logs)
 
 
-@pytest.mark.parametrize("command", [["events", "--format", "ndjson"], ["grep", "--json"], ["report", "--format", "json"], ["check", "--max-failed", "0"]])
+def test_grep_text_and_its_context_across_splits_as_the_polars_engine_finds_them(spark, tmp_path):
+    """`grep MARK -C 3` on a file cut into 64 KB splits: every selected line with its context lines from the
+    neighbouring splits, once each, the same lines as the polars engine's."""
+    lines = text_lines(20_000, marked_every=11)
+    (tmp_path / "app.log").write_text("\n".join(lines) + "\n")
+    with small_splits(spark, "64k"):
+        polars_logs, spark_logs = both_engines([str(tmp_path / "app.log")], search=TextSearch("MARK", before=3, after=3))
+    assert spark_logs.lines["raw"].to_list() == [line for line in expected_context(lines, "MARK", 3) if line != "--"]
+    assert_frame_equal(spark_logs.lines, polars_logs.lines)
+
+
+@pytest.mark.parametrize("command", [["events", "--format", "ndjson"], ["grep", "--json"], ["grep", "Generation", "-C", "1", "--json"],
+                                     ["report", "--format", "json"], ["check", "--max-failed", "0"]])
 def test_every_log_reading_command_takes_engine_spark(spark, command):
     """`--engine spark` (or REBALANCE_DOCTOR_ENGINE=spark) gives the same output as the default engine."""
     polars_result = run_cli(*command, str(MINI))

@@ -49,22 +49,32 @@ def found_lines(scans: list[FileScan], events: pl.DataFrame, catalog: Catalog, z
     frame = pl.DataFrame(rows, schema={"file": pl.String, "reader": pl.Int64, "file_node": pl.String, "line": pl.Int64,
                                        "raw": pl.String, "selected": pl.Boolean}, orient="row")
     frame = frame.sort("file", "line", "selected", descending=[False, False, True]).unique(["file", "line"], keep="first", maintain_order=True)
-    envelope = envelopes(frame.select(text="raw", previous=pl.lit(None, pl.String), reader="reader"), catalog, zones)
-    named = context_fields(envelope["message"], envelope["thread"], catalog)
-    own = frame.select("file", "line", "raw", "selected").with_columns(
-        ts=envelope["ts"].cast(pl.Datetime("us")).dt.replace_time_zone("UTC"),
-        node=pl.coalesce(pl.when(envelope["node"] != "").then(envelope["node"]), frame["file_node"]),
-        message=envelope["message"],
-        **{name: named.get(name, pl.lit(None, pl.String)) for name in IDENTITIES},
-    )
     marks = events.select("file", "line", *(pl.col(name).alias(f"event_{name}") for name in schema if name not in ("file", "line", "raw", "selected")))
-    marked = own.join(marks, on=["file", "line"], how="left", maintain_order="left").select(
+    frame = frame.join(marks, on=["file", "line"], how="left", maintain_order="left")
+    own = _own_words(frame.filter(pl.col("event_kind").is_null()), catalog, zones)  # an event's row says it already
+    frame = frame.join(own, on=["file", "line"], how="left", maintain_order="left")
+    marked = frame.select(
         "file", "line", "raw", "selected",
         *(pl.coalesce(f"event_{name}", name).alias(name) if name in OWN else pl.col(f"event_{name}").alias(name)
           for name in schema if name not in ("file", "line", "raw", "selected")),
     )
     timed = _times_from_above(marked, events)
     return _in_time_order(timed, file_order, with_context).select(pl.col(name).cast(dtype) for name, dtype in schema.items())
+
+
+def _own_words(lines: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]) -> pl.DataFrame:
+    """What lines that are no event say of themselves (``OWN``), by file and line: time, node and message from
+    their envelope, ids from their log-context prefix."""
+    import polars as pl
+
+    envelope = envelopes(lines.select(text="raw", previous=pl.lit(None, pl.String), reader="reader"), catalog, zones)
+    named = context_fields(envelope["message"], envelope["thread"], catalog)
+    return lines.select("file", "line").with_columns(
+        ts=envelope["ts"].cast(pl.Datetime("us")).dt.replace_time_zone("UTC"),
+        node=pl.coalesce(pl.when(envelope["node"] != "").then(envelope["node"]), lines["file_node"]),
+        message=envelope["message"],
+        **{name: named.get(name, pl.lit(None, pl.String)) for name in IDENTITIES},
+    )
 
 
 def _times_from_above(lines: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:

@@ -89,7 +89,7 @@ def load(
     groups: tuple[str, ...] = (),
     members: tuple[str, ...] = (),
     collect_unmatched: bool = False,
-    search: TextSearch | None = None,
+    search: TextSearch | str | None = None,
     catalog: Catalog | None = None,
     progress: Callable[[int, int], None] | None = None,
     engine: str = "polars",
@@ -101,7 +101,8 @@ def load(
     ``engine`` is ``polars`` (embedded, the default) or ``spark`` (``spark`` says where it runs); both
     give the same table. ``since`` and ``until`` take what the options take (``"2024-10-24T12:00Z"``,
     ``"30m"`` back from the newest event, or from ``now`` when given; ``"10:05"`` on the inputs' date).
-    ``search``: also find the lines a text search selects, in every line of every input (``LogSet.lines``).
+    ``search``: also find the lines a text search (or a regex, smart case) selects in every line of every input,
+    with their context, each marked with the event it is (``LogSet.lines``, in time order).
     ``exclude``: files never to read, though a directory or glob names them (the report being written into
     the logs' folder). ``progress(bytes_done, bytes_total)`` is called as files finish (sizes on disk; stdin
     counts as 0). Inputs over 32 MB are scanned by spawned processes: call from under
@@ -111,6 +112,8 @@ def load(
         paths = [paths]
     patterns, tz, groups, members = (_one_or_many(value) for value in (patterns, tz, groups, members))
     bounds = tuple(None if bound is None else TimeBound.parse(bound, option) for bound, option in ((since, "since"), (until, "until")))
+    if isinstance(search, str):
+        search = TextSearch(search)
     if search is not None:
         search.check()
     catalog = catalog or checked_catalog(patterns)
