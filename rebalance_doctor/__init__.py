@@ -62,6 +62,21 @@ def analyze(events: pl.DataFrame | LogSet, *, patterns: tuple[str, ...] = (), **
     return analyze_events(events, **options)
 
 
+def tables(logs: LogSet | pl.DataFrame, **options: Any) -> dict[str, pl.DataFrame]:
+    """The incident as tables, for SQL and notebooks (columns in docs/sql.md): ``events`` (the event table),
+    ``rebalances``, ``members`` and ``findings``, from what :func:`load` returned or an event table (``options``
+    as :func:`analyze` takes them).
+
+    >>> import polars as pl                                                              # doctest: +SKIP
+    >>> pl.SQLContext(rd.tables(rd.load(["logs/"]))).execute("SELECT cause, count(*) FROM rebalances GROUP BY cause", eager=True)
+    """
+    from .analysis.tables import incident_tables
+    from .table.loading import LogSet
+
+    events = logs.events if isinstance(logs, LogSet) else logs
+    return {"events": events, **incident_tables(analyze(logs, **options))}
+
+
 def render(analysis: Analysis, format: str = "terminal", out: IO | None = None, **options: Any) -> str | bytes | None:
     """Write the incident as ``terminal``, ``json``, ``markdown``, ``html``, ``svg`` or ``png`` to ``out``,
     or return it when ``out`` is None (see :func:`rebalance_doctor.renderers.render`)."""
@@ -70,4 +85,4 @@ def render(analysis: Analysis, format: str = "terminal", out: IO | None = None, 
     return render_analysis(analysis, format, out, **options)
 
 
-__all__ = ["TextSearch", "__version__", "analyze", "load", "render"]
+__all__ = ["TextSearch", "__version__", "analyze", "load", "render", "tables"]

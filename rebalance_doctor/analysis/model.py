@@ -69,6 +69,8 @@ class MemberPause:
     ended_at: datetime | None
     pause_ms: int
     estimated: bool = False  # from the group's timeline, not the member's own log
+    partitions_before: int | None = None  # held when it stopped (its own log; None when estimated)
+    partitions_after: int | None = None  # held once the assignment that resumed it came
 
 
 @dataclass(slots=True)

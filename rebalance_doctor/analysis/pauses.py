@@ -39,20 +39,21 @@ def _topic_and_number(partition: str) -> tuple[str, int, str]:
 class _Holder:
     """One consumer (file, node, client or thread) as its own lines show it."""
 
-    __slots__ = ("holds", "member", "node", "since")
+    __slots__ = ("held", "holds", "member", "node", "since")
 
     def __init__(self) -> None:
         self.holds: frozenset[str] | None = None  # None: not known yet (the log starts with the member running)
         self.since: datetime | None = None  # holding nothing since
+        self.held: int | None = None  # how many partitions it held when it stopped
         self.member: str | None = None
         self.node: str | None = None
 
-    def stop(self, at: datetime) -> None:
+    def stop(self, at: datetime, held: int) -> None:
         if self.since is None:
-            self.since = at
+            self.since, self.held = at, held
 
     def reset(self) -> None:
-        self.holds, self.since, self.member = frozenset(), None, None
+        self.holds, self.since, self.held, self.member = frozenset(), None, None, None
 
 
 def partition_moves(timeline: list[Event], protocol: str | None) -> list[tuple[datetime, PartitionMove]]:
@@ -110,22 +111,26 @@ def holding_pauses(timeline: list[Event], protocol: str | None,
             if partial_revocations and had is not None:
                 holder.holds = had - revoked
                 if had and not holder.holds:
-                    holder.stop(event.at)
+                    holder.stop(event.at, len(had))
             elif revoked or had:  # eager: everything goes; a revocation of nothing by a member that held nothing is no stop
                 holder.holds = frozenset()
-                holder.stop(event.at)
+                holder.stop(event.at, len(had or revoked))
         elif kind == "partitions_lost":
-            if partition_set(event.partitions) or holder.holds:
-                holder.stop(event.at)
+            lost = partition_set(event.partitions)
+            if lost or holder.holds:
+                holder.stop(event.at, len(holder.holds or lost))
             holder.holds = frozenset()
         elif kind == "partitions_assigned":
             assigned = partition_set(event.partitions)
-            if holder.since is not None and not _restarted_between(starts or {}, event.participant, holder.since, event.at):
-                # named by the member that resumed: one removed from the group comes back under a new id
-                member = holder.member or _unnamed(event.participant)
-                result.append(MemberPause(member, holder.node, holder.since, event.at, _ms(holder.since, event.at)))
+            resumed = holder.since is not None and not _restarted_between(starts or {}, event.participant, holder.since, event.at)
+            since, held = holder.since, holder.held
             holder.since = None
             holder.holds = (holder.holds or frozenset()) | assigned if partial_revocations else assigned
+            if resumed:
+                # named by the member that resumed: one removed from the group comes back under a new id
+                member = holder.member or _unnamed(event.participant)
+                result.append(MemberPause(member, holder.node, since, event.at, _ms(since, event.at), partitions_before=held,
+                                          partitions_after=len(holder.holds)))
     return result, members
 
 

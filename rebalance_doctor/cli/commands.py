@@ -1,4 +1,4 @@
-"""The commands that read logs: events, ingest, report, timeline, check and grep. Each parses its own
+"""The commands that read logs: events, ingest, report, timeline, check, grep and sql. Each parses its own
 options and calls the library; the shared options and the loading live in :mod:`.options`."""
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from .options import (
     Kinds,
     LogOptions,
     Paths,
+    analysis_of,
     analyze_logs,
     check_kinds,
+    duration_option,
     exit_1_when_nothing_found,
     fail,
     load_logs,
@@ -330,6 +332,57 @@ def grep(
         print_grep(lines, environment().out, raw_only=raw, highlight=regex, separated=bool(before or after))
     if not lines["selected"].any():
         raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
+
+
+@app.command()
+@reads_logs
+def sql(
+    query: Annotated[str, typer.Argument(help="A SQL query over the tables events, rebalances, members and findings (docs/sql.md).",
+                                         show_default=False)],
+    paths: Paths = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the result to a .parquet, .csv or .ndjson file.",
+                                                metavar="FILE", parser=output_file)] = None,
+    format: Annotated[EventFormat, typer.Option("--format", "-f", help="Output format on stdout.")] = EventFormat.table,
+    probing_interval: Annotated[str, typer.Option(
+        "--probing-interval", help=("Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s)."), metavar="DURATION")] = "10m",
+    options: LogOptions = None,  # filled by @reads_logs
+) -> None:
+    """SQL over the incident: the event table and, from the analysis, one row per rebalance, per member of a
+    rebalance and per finding. Exit status 0 when the result has rows, 1 when it has none.
+
+    Examples:
+
+        rebalance-doctor sql "SELECT cause, count(*) AS n, sum(pause_ms) AS pause FROM rebalances GROUP BY cause" logs/
+
+        rebalance-doctor sql "SELECT node, kind, count(*) FROM events GROUP BY node, kind ORDER BY 3 DESC" logs/ -f csv
+
+        rebalance-doctor sql "SELECT * FROM members WHERE paused_ms > 10000" --events events/ -o long-pauses.parquet
+    """
+    interval_ms = duration_option(probing_interval, "--probing-interval")
+    logs = load_logs(paths, options, outputs=(output,))
+    analysis = analysis_of(logs, options, interval_ms)
+
+    from ..analysis.tables import incident_tables
+    from ..analysis.tables import query as run_query
+    from ..renderers.event_lines import print_frame, write_csv, write_file, write_ndjson
+
+    try:
+        result = run_query(query, {"events": logs.events, **incident_tables(analysis)})
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    if output is not None:
+        try:
+            write_file(result, output)
+        except (ValueError, OSError) as exc:
+            raise fail(str(exc)) from None
+        environment().err.print(Text(f"wrote {result.height:,} rows to {output}", style="dim"))
+    elif format is EventFormat.ndjson:
+        write_ndjson(result, environment().stdout)
+    elif format is EventFormat.csv:
+        write_csv(result, environment().stdout)
+    else:
+        print_frame(result, environment().out)
+    exit_1_when_nothing_found(result.height)
 
 
 def _is_text_not_path(arg: str) -> bool:

@@ -272,14 +272,16 @@ def check_kinds(kinds: list[str]) -> None:
 
 def analyze_logs(paths, options: LogOptions, probing_interval: str = "10m", outputs: tuple[Path | None, ...] = ()):
     """Load the logs and analyze them with the catalog's version ranges (shared by report, timeline, check)."""
-    interval_ms = duration_option(probing_interval, "--probing-interval")
-    logs = load_logs(paths, options, outputs)
+    return analysis_of(load_logs(paths, options, outputs), options, duration_option(probing_interval, "--probing-interval"))
 
+
+def analysis_of(logs, options: LogOptions, probing_interval_ms: int):
+    """The analysis of loaded logs, with the catalog's version ranges."""
     from .. import analyze
     from ..catalog import CatalogError
 
     try:
-        return analyze(logs.events, patterns=tuple(options.patterns), probing_interval_ms=interval_ms, buckets=dict(logs.buckets),
+        return analyze(logs.events, patterns=tuple(options.patterns), probing_interval_ms=probing_interval_ms, buckets=dict(logs.buckets),
                        zoned_files=logs.zoned_files)
     except CatalogError as exc:
         raise fail(f"bad catalog entry: {exc}") from None

@@ -43,12 +43,15 @@ KIND_STYLES = {
 }
 
 
-def _iso_ts(events: pl.DataFrame) -> pl.DataFrame:
-    """The table with ``ts`` as :func:`iso_utc` text, computed column-wise."""
-    ts = pl.col("ts")
-    whole_millis = ts.dt.microsecond() % 1000 == 0
-    text = pl.when(whole_millis).then(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")).otherwise(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ"))
-    return events.with_columns(text.alias("ts"))
+def _iso_ts(frame: pl.DataFrame) -> pl.DataFrame:
+    """The table with every time column (``ts`` of the event table) as :func:`iso_utc` text, computed column-wise."""
+    times = [name for name, dtype in frame.schema.items() if isinstance(dtype, pl.Datetime)]
+    return frame.with_columns(_iso_text(pl.col(name).dt.convert_time_zone("UTC")).alias(name) for name in times)
+
+
+def _iso_text(time: pl.Expr) -> pl.Expr:
+    whole_millis = time.dt.microsecond() % 1000 == 0
+    return pl.when(whole_millis).then(time.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")).otherwise(time.dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ"))
 
 
 NDJSON_CHUNK_ROWS = 10_000
@@ -237,18 +240,33 @@ def print_table(events: pl.DataFrame, console: Console) -> None:
     On a terminal, cells wider than their share of the screen fold onto the following lines; into a
     pipe or file, rows keep their whole width (for ``less -S``, ``grep``, ``cut``)."""
     cells = _tablecell_width(events)
-    columns = [cells[h].to_list() for h in TABLE_HEADERS]
-    lengths = [[cell_width(value) for value in column] for column in columns]
-    natural = [max([cell_width(h), *sizes]) for h, sizes in zip(TABLE_HEADERS, lengths, strict=True)]
-    widths = fit_widths(natural, console.width - len(GAP) * (len(natural) - 1) if console.is_terminal else None, _FOLDABLE)
     palette = Palette(console)
     nodes = palette.by_value(cells["node"], node_style)
     kinds = palette.by_value(cells["kind"], lambda kind: KIND_STYLES.get(kind, ""))
     dim_before, dim_after = palette.codes("dim")
-    painters: list[Callable[[str], str] | None] = [None] * len(widths)
+    painters: list[Callable[[str], str] | None] = [None] * len(TABLE_HEADERS)
     painters[1], painters[2] = (lambda text: nodes.get(text, text)), (lambda text: kinds.get(text, text))
     if dim_before:
         painters[-2] = lambda text: f"{dim_before}{text}{dim_after}"
+    print_columns(cells, console, _FOLDABLE, painters)
+
+
+def print_frame(frame: pl.DataFrame, console: Console) -> None:
+    """Any table (a SQL query's result) as aligned columns, as :func:`print_table` prints events: times in
+    ISO-8601 UTC, nulls empty, text columns folding on a terminal."""
+    cells = _iso_ts(frame).select(_visible_expr(pl.col(name).cast(pl.String)).str.replace_all(r"[\t\n]", " ") for name in frame.columns)
+    foldable = [dtype == pl.String for dtype in frame.schema.values()]
+    print_columns(cells, console, foldable, [None] * frame.width)
+
+
+def print_columns(cells: pl.DataFrame, console: Console, foldable: list[bool], painters: list[Callable[[str], str] | None]) -> None:
+    """Text columns (named by their headers) aligned, each painted by its painter (see :func:`print_table`)."""
+    headers = cells.columns
+    columns = [cells[h].to_list() for h in headers]
+    lengths = [[cell_width(value) for value in column] for column in columns]
+    natural = [max([cell_width(h), *sizes]) for h, sizes in zip(headers, lengths, strict=True)]
+    widths = fit_widths(natural, console.width - len(GAP) * (len(natural) - 1) if console.is_terminal else None, foldable)
+    palette = Palette(console)
     last = len(widths) - 1
 
     def padded(texts: list[str], sizes: list[int], index: int, paint: Callable[[str], str] | None) -> list[str]:
@@ -264,8 +282,8 @@ def print_table(events: pl.DataFrame, console: Console) -> None:
     def one_line(texts: list[str], paints: list[Callable[[str], str] | None]) -> str:
         return line(padded([text], [cell_width(text)], index, paint)[0] for index, (text, paint) in enumerate(zip(texts, paints, strict=True)))
 
-    write_lines([one_line(list(TABLE_HEADERS), [lambda header: palette.paint(header, "bold")] * len(widths))], console)
-    for start in range(0, len(columns[0]), WRITE_CHUNK_ROWS):  # a chunk at a time: all rows at once raised peak memory
+    write_lines([one_line(list(headers), [lambda header: palette.paint(header, "bold")] * len(widths))], console)
+    for start in range(0, len(columns[0]) if columns else 0, WRITE_CHUNK_ROWS):  # a chunk at a time: all rows at once raised peak memory
         stop = start + WRITE_CHUNK_ROWS
         rows = zip(*(padded(column[start:stop], sizes[start:stop], index, paint)
                      for index, (column, sizes, paint) in enumerate(zip(columns, lengths, painters, strict=True))), strict=True)
