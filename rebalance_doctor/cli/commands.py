@@ -4,6 +4,7 @@ options and calls the library; the shared options and the loading live in :mod:`
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -14,6 +15,7 @@ from rich.text import Text
 from .app import app
 from .console import ExitStatus, environment
 from .options import (
+    Follow,
     Kinds,
     LogOptions,
     Paths,
@@ -23,6 +25,7 @@ from .options import (
     duration_option,
     exit_1_when_nothing_found,
     fail,
+    follow_logs,
     load_logs,
     output_file,
     reads_logs,
@@ -53,6 +56,7 @@ def events(
                                                 metavar="FILE", parser=output_file)] = None,
     format: Annotated[EventFormat, typer.Option("--format", "-f", help="Output format on stdout.")] = EventFormat.table,
     kind: Kinds = [],
+    follow: Follow = False,
     options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """The event table: every rebalance-related line of every input as one typed row.
@@ -64,13 +68,28 @@ def events(
         rebalance-doctor events logs/*.log.gz --format ndjson | jq .kind
 
         rebalance-doctor events broker-*/server.log -o events.parquet --group orders
+
+        kubectl logs -f -l app=kafka --prefix | rebalance-doctor events --follow --format ndjson
     """
     check_kinds(kind)
-    logs = load_logs(paths, options, outputs=(output,))
-
     from ..renderers.event_lines import print_table, write_csv, write_file, write_ndjson
     from ..table.event_table import filter_table
 
+    if follow:
+        if output is not None:
+            raise fail("--follow prints events as they come: not with -o")
+        found = 0
+        for number, round in enumerate(follow_logs(paths, options)):
+            table = filter_table(round.events, kinds=tuple(kind))
+            if format is EventFormat.ndjson:
+                write_ndjson(table, environment().stdout)
+            elif format is EventFormat.csv:
+                write_csv(table, environment().stdout, header=not number)
+            elif table.height or not number:
+                print_table(table, environment().out, header=not number)
+            found += table.height
+        raise typer.Exit(int(ExitStatus.OK if found else ExitStatus.NOTHING_FOUND))
+    logs = load_logs(paths, options, outputs=(output,))
     table = filter_table(logs.events, kinds=tuple(kind))
     if output is not None:
         try:
@@ -137,6 +156,8 @@ def report(
                                                 metavar="FILE", parser=output_file)] = None,
     probing_interval: Annotated[str, typer.Option(
         "--probing-interval", help=("Streams probing.rebalance.interval.ms of the application (600000, 10m, 90s)."), metavar="DURATION")] = "10m",
+    follow: Annotated[bool, typer.Option(
+        "--follow", help="Keep reading as the logs grow and redraw the summary (verdict, totals, each group's last rebalances).")] = False,
     options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """Every rebalance of every group: generations, leaders, membership, pause time and root causes with evidence.
@@ -157,6 +178,12 @@ def report(
     from ..renderers import format_for
     from ..renderers.files import write_atomically
 
+    if follow:
+        if output is not None or format not in (None, ReportFormat.terminal):
+            raise fail("--follow redraws the summary in the terminal: not with -o or --format")
+        from ..renderers.terminal import print_live_summary
+
+        _redraw(paths, options, duration_option(probing_interval, "--probing-interval"), print_live_summary)
     if format is None:  # before any log is read: a file name that names no format is a usage error
         try:
             format = ReportFormat(format_for(output)) if output is not None else ReportFormat.terminal
@@ -184,6 +211,7 @@ def report(
 @reads_logs
 def timeline(
     paths: Paths = None,
+    follow: Annotated[bool, typer.Option("--follow", help="Keep reading as the logs grow and redraw the timeline.")] = False,
     options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """The incident at a glance: per group a row of rebalances coloured by cause, per member when it was in the
@@ -195,9 +223,11 @@ def timeline(
 
         rebalance-doctor timeline logs/ --group orders --since 2024-10-24T12:00Z
     """
-    analysis = analyze_logs(paths, options)
-
     from ..renderers.timeline import print_timeline
+
+    if follow:
+        _redraw(paths, options, duration_option("10m", "--probing-interval"), print_timeline)
+    analysis = analyze_logs(paths, options)
 
     print_timeline(analysis, environment().out)
     exit_1_when_nothing_found(analysis.events)
@@ -274,6 +304,7 @@ def grep(
     raw: Annotated[bool, typer.Option("--raw", help="Print only the original log lines (merged in time order).")] = False,
     json: Annotated[bool, typer.Option("--json", help=("ripgrep's JSON Lines (begin, match, context, end, summary), each line with "
                                                         "its time, node and event."))] = False,
+    follow: Follow = False,
     options: LogOptions = None,  # filled by @reads_logs
 ) -> None:
     """Grep for incidents: TEXT in every line of every input, merged across nodes in time order; each line that
@@ -292,8 +323,12 @@ def grep(
         rebalance-doctor grep 'heartbeat' --group orders --generation 42 logs/ --raw
 
         kubectl logs -l app=orders --prefix | rebalance-doctor grep -k poll_timeout
+
+        kubectl logs -f -l app=orders --prefix | rebalance-doctor grep --follow -k member_expired
     """
     check_kinds(kind)
+    if follow and (count or files_with_matches):
+        raise fail("--follow prints lines as they come: not with -c or -l")
     args = list(args or [])
     if text is None and args and _is_text_not_path(args[0]):
         text, args = args[0], args[1:]
@@ -308,20 +343,31 @@ def grep(
             search.check()
         except ValueError as exc:
             raise fail(str(exc)) from None
-    logs = load_logs(args, options, search=search)
-
     from ..renderers.event_lines import print_counts, print_files, print_grep, write_rg_json
     from ..table.event_table import filter_table
     from ..table.found_lines import event_lines, filter_lines
 
     filters = {"kinds": tuple(kind), "generations": tuple(generation), "nodes": tuple(node)}
-    if logs.lines is not None:
-        lines = filter_lines(logs.lines, before, after, **filters)
-    else:  # no text, or an event store: its events are all there is
-        if before or after:
-            environment().err.print(Text("rebalance-doctor: an event store holds only events: no context lines", style="yellow"))
-        lines = event_lines(filter_table(logs.events, **filters), search)
     regex = None if search is None or search.invert else search.regex
+
+    def selected(found, events):
+        if found is not None:
+            return filter_lines(found, before, after, **filters)
+        if (before or after) and options.events is not None:
+            environment().err.print(Text("rebalance-doctor: an event store holds only events: no context lines", style="yellow"))
+        return event_lines(filter_table(events, **filters), search)  # no text, or an event store: its events are all there is
+
+    if follow:
+        anything = False
+        for round in follow_logs(args, options, search):
+            lines = selected(round.lines, round.events)
+            if lines.height:
+                (write_rg_json(lines, environment().stdout, regex) if json
+                 else print_grep(lines, environment().out, raw_only=raw, highlight=regex, separated=bool(before or after)))
+            anything = anything or bool(lines["selected"].any())
+        raise typer.Exit(int(ExitStatus.OK if anything else ExitStatus.NOTHING_FOUND))
+    logs = load_logs(args, options, search=search)
+    lines = selected(logs.lines, logs.events)
     if files_with_matches:
         print_files(lines, environment().out)
     elif count:
@@ -383,6 +429,28 @@ def sql(
     else:
         print_frame(result, environment().out)
     exit_1_when_nothing_found(result.height)
+
+
+def _redraw(paths, options: LogOptions, probing_interval_ms: int, draw) -> None:
+    """Follow the logs and draw their analysis each time new events came: over the last drawing on a terminal,
+    after a rule naming the time elsewhere. Ends as grep does, when no input can grow (stdin closed)."""
+    import polars as pl
+
+    from .. import analyze
+
+    console = environment().out
+    frames: list = []
+    for round in follow_logs(paths, options):
+        if not round.events.height and frames:
+            continue
+        frames = [pl.concat([*frames, round.events])]
+        analysis = analyze(frames[0], patterns=tuple(options.patterns), probing_interval_ms=probing_interval_ms)
+        if console.is_terminal:
+            console.clear()
+        else:
+            console.rule(f"as of {datetime.now(UTC):%H:%M:%S}Z", style="dim")
+        draw(analysis, console)
+    raise typer.Exit(int(ExitStatus.OK if frames and frames[0].height else ExitStatus.NOTHING_FOUND))
 
 
 def _is_text_not_path(arg: str) -> bool:

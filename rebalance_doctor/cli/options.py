@@ -54,6 +54,8 @@ Master = Annotated[str | None, typer.Option(
     "--master", help=("Spark master URL for --engine spark (default local[*]; spark://host:7077, yarn, k8s://…)."), metavar="URL")]
 SparkConf = Annotated[list[str], typer.Option(
     "--spark-conf", help=("A Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=4g."), metavar="KEY=VALUE")]
+Follow = Annotated[bool, typer.Option(
+    "--follow", help="Keep reading as the logs grow (files across rotations, stdin until it closes); Ctrl-C ends it.")]
 EventStore = Annotated[str | None, typer.Option(
     "--events", help=("Read an event store written by `ingest` instead of logs (a directory, or a Hadoop URI with --engine "
     "spark)."), metavar="DIR")]
@@ -211,6 +213,30 @@ def load_logs(paths, options: LogOptions, outputs: tuple[Path | None, ...] = (),
     if logs.lines_read == 0:
         err.print(Text("rebalance-doctor: the input is empty (no lines to read)", style="yellow"))
     return logs
+
+
+def follow_logs(paths, options: LogOptions, search=None):
+    """Rounds of new events as the logs grow (:func:`rebalance_doctor.table.following.follow`), their
+    problems on stderr as they come."""
+    if options.events is not None:
+        raise fail("--follow reads logs as they are written, not an event store (--events)")
+    if options.engine is EngineName.spark:
+        raise fail("--follow reads files and stdin on this machine: not with --engine spark")
+    from ..catalog import CatalogError
+    from ..table.following import follow
+
+    err = environment().err
+    try:
+        catalog = catalog_or_fail(options.patterns) if options.patterns else None
+        for round in follow(paths_or_stdin(paths), patterns=tuple(options.patterns), catalog=catalog, tz=tuple(options.tz),
+                            **time_bounds(options), groups=tuple(options.group), members=tuple(options.member), search=search):
+            for problem in round.problems:
+                err.print(Text(f"rebalance-doctor: {problem}", style="yellow"))
+            yield round
+    except CatalogError as exc:
+        raise fail(f"bad catalog entry: {exc}") from None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
 
 
 def read_store(paths, options: LogOptions):

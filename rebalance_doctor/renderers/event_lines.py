@@ -73,8 +73,9 @@ def write_ndjson(events: pl.DataFrame, stream: IO[str]) -> None:
         binary.flush()
 
 
-def write_csv(events: pl.DataFrame, stream: IO[str]) -> None:
-    stream.write(_iso_ts(events).write_csv())
+def write_csv(events: pl.DataFrame, stream: IO[str], header: bool = True) -> None:
+    stream.write(_iso_ts(events).write_csv(include_header=header))
+    stream.flush()
 
 
 def write_file(events: pl.DataFrame, path: Path) -> None:
@@ -235,7 +236,7 @@ def _tablecell_width(events: pl.DataFrame) -> pl.DataFrame:
     return cells.select(_visible_expr(col(c)).str.replace_all(r"[\t\n]", " ").alias(h) for c, h in zip(cells.columns, TABLE_HEADERS, strict=True))
 
 
-def print_table(events: pl.DataFrame, console: Console) -> None:
+def print_table(events: pl.DataFrame, console: Console, header: bool = True) -> None:
     """Aligned columns (like ``kubectl get``), one event per row: greppable, and as fast on 50,000 events as on 50.
     On a terminal, cells wider than their share of the screen fold onto the following lines; into a
     pipe or file, rows keep their whole width (for ``less -S``, ``grep``, ``cut``)."""
@@ -248,7 +249,7 @@ def print_table(events: pl.DataFrame, console: Console) -> None:
     painters[1], painters[2] = (lambda text: nodes.get(text, text)), (lambda text: kinds.get(text, text))
     if dim_before:
         painters[-2] = lambda text: f"{dim_before}{text}{dim_after}"
-    print_columns(cells, console, _FOLDABLE, painters)
+    print_columns(cells, console, _FOLDABLE, painters, header)
 
 
 def print_frame(frame: pl.DataFrame, console: Console) -> None:
@@ -259,7 +260,8 @@ def print_frame(frame: pl.DataFrame, console: Console) -> None:
     print_columns(cells, console, foldable, [None] * frame.width)
 
 
-def print_columns(cells: pl.DataFrame, console: Console, foldable: list[bool], painters: list[Callable[[str], str] | None]) -> None:
+def print_columns(cells: pl.DataFrame, console: Console, foldable: list[bool], painters: list[Callable[[str], str] | None],
+                  header: bool = True) -> None:
     """Text columns (named by their headers) aligned, each painted by its painter (see :func:`print_table`)."""
     headers = cells.columns
     columns = [cells[h].to_list() for h in headers]
@@ -282,7 +284,8 @@ def print_columns(cells: pl.DataFrame, console: Console, foldable: list[bool], p
     def one_line(texts: list[str], paints: list[Callable[[str], str] | None]) -> str:
         return line(padded([text], [cell_width(text)], index, paint)[0] for index, (text, paint) in enumerate(zip(texts, paints, strict=True)))
 
-    write_lines([one_line(list(headers), [lambda header: palette.paint(header, "bold")] * len(widths))], console)
+    if header:
+        write_lines([one_line(list(headers), [lambda name: palette.paint(name, "bold")] * len(widths))], console)
     for start in range(0, len(columns[0]) if columns else 0, WRITE_CHUNK_ROWS):  # a chunk at a time: all rows at once raised peak memory
         stop = start + WRITE_CHUNK_ROWS
         rows = zip(*(padded(column[start:stop], sizes[start:stop], index, paint)

@@ -61,6 +61,23 @@ def print_report(analysis: Analysis, console: Console) -> None:
         console.print(Text(note, style="dim"))
 
 
+LIVE_REBALANCES = 5  # the last rebalances of each group a live summary shows
+
+
+def print_live_summary(analysis: Analysis, console: Console) -> None:
+    """`report --follow`: the verdict, the totals and each group's last rebalances, one line each; a rebalance
+    still under way is shown open."""
+    if analysis.verdict is not None:
+        console.print(_verdict(analysis.verdict))
+    console.print(_summary(analysis))
+    for group in analysis.groups:
+        for rebalance in group.rebalances[-LIVE_REBALANCES:]:
+            state = ("failed" if rebalance.failed else f"open since {clock(rebalance.started_at)}" if rebalance.ended_at is None
+                     else duration(rebalance.duration_ms))
+            generations = f"gen {rebalance.from_generation if rebalance.from_generation is not None else '?'} → {rebalance.to_generation or '?'}"
+            console.print(Text(f"{visible(group.group_id)}  {generations}  {rebalance.cause.kind}  {state}"))
+
+
 def _verdict(verdict: Verdict) -> Group:
     """At most five lines, first: what happened, the chain that shows it, the impact, what to do."""
     lines = [Text.assemble(("verdict ", "bold"), (verdict.severity, SEVERITY_STYLE.get(verdict.severity, "bold")), " · ",
