@@ -7,6 +7,7 @@ The library API, which the command line is a thin layer over:
 >>> analysis = rd.analyze(logs.events)                              # → the incident model
 >>> print(rd.render(analysis, "markdown"))                          # → a report
 >>> rd.load(["logs/"], search=rd.TextSearch("row lock", before=2)).lines   # grep: every line, events marked
+>>> rd.load(["logs/"]).tables()["rebalances"]                      # the incident as tables, for SQL
 
 Heavy modules (polars) load on first use so that ``rebalance-doctor --help`` starts at once.
 """
@@ -23,15 +24,17 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .analysis.model import Analysis
+    from .loaded import LoadedLogs
     from .table.loading import LogSet
 
 
-def load(paths: Any, **options: Any) -> LogSet:
+def load(paths: Any, **options: Any) -> LoadedLogs:
     """Read logs into a :class:`~rebalance_doctor.table.loading.LogSet`: the event table and its line
-    accounting (see :func:`rebalance_doctor.table.loading.load` for the options)."""
+    accounting (see :func:`rebalance_doctor.table.loading.load` for the options), and its ``tables()``."""
+    from .loaded import LoadedLogs
     from .table.loading import load as load_logs
 
-    return load_logs(paths, **options)
+    return LoadedLogs.of(load_logs(paths, **options))
 
 
 def analyze(events: pl.DataFrame | LogSet, *, patterns: tuple[str, ...] = (), **options: Any) -> Analysis:
@@ -68,7 +71,7 @@ def tables(logs: LogSet | pl.DataFrame, **options: Any) -> dict[str, pl.DataFram
     as :func:`analyze` takes them).
 
     >>> import polars as pl                                                              # doctest: +SKIP
-    >>> pl.SQLContext(rd.tables(rd.load(["logs/"]))).execute("SELECT cause, count(*) FROM rebalances GROUP BY cause", eager=True)
+    >>> pl.SQLContext(rd.load(["logs/"]).tables()).execute("SELECT cause, count(*) FROM rebalances GROUP BY cause", eager=True)
     """
     from .analysis.tables import incident_tables
     from .table.loading import LogSet

@@ -25,7 +25,7 @@ LAYERS = (
     ("analysis",),
     ("rules",),
     ("renderers",),
-    ("",),  # the package's __init__: the library API (load, analyze, render)
+    ("", "loaded"),  # the package's __init__: the library API (load, analyze, render, tables), and what load returns
     ("cli", "__main__"),
 )
 

@@ -30,13 +30,13 @@ def documented(table: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("table", sorted(SCHEMAS))
 def test_each_table_has_the_columns_and_types_its_docs_give(table: str):
-    frame = rd.tables(rd.load([INCIDENT]))[table]
+    frame = rd.load([INCIDENT]).tables()[table]
     shown = {name: "Datetime" if isinstance(dtype, pl.Datetime) else str(dtype) for name, dtype in frame.schema.items()}
     assert shown == documented(table)
 
 
 def test_the_events_table_is_the_event_table():
-    frame = rd.tables(rd.load([INCIDENT]))["events"]
+    frame = rd.tables(rd.load([INCIDENT]).events)["events"]
     assert tuple(frame.columns) == COLUMN_NAMES
     assert "[event-table.md](event-table.md#columns)" in DOCS.split("\n## events\n", 1)[1].split("\n## ", 1)[0]
 
