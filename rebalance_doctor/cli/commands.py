@@ -79,8 +79,8 @@ def events(
         if output is not None:
             raise fail("--follow prints events as they come: not with -o")
         found = 0
-        for number, round in enumerate(follow_logs(paths, options)):
-            table = filter_table(round.events, kinds=tuple(kind))
+        for number, arrived in enumerate(follow_logs(paths, options)):
+            table = filter_table(arrived.events, kinds=tuple(kind))
             if format is EventFormat.ndjson:
                 write_ndjson(table, environment().stdout)
             elif format is EventFormat.csv:
@@ -343,7 +343,7 @@ def grep(
             search.check()
         except ValueError as exc:
             raise fail(str(exc)) from None
-    from ..renderers.event_lines import print_counts, print_files, print_grep, write_rg_json
+    from ..renderers.event_lines import print_counts, print_files, print_grep, selected_per_file, write_rg_json
     from ..table.event_table import filter_table
     from ..table.found_lines import event_lines, filter_lines
 
@@ -359,24 +359,29 @@ def grep(
 
     if follow:
         anything = False
-        for round in follow_logs(args, options, search):
-            lines = selected(round.lines, round.events)
+        for arrived in follow_logs(args, options, search):
+            lines = selected(arrived.lines, arrived.events)
             if lines.height:
                 (write_rg_json(lines, environment().stdout, regex) if json
                  else print_grep(lines, environment().out, raw_only=raw, highlight=regex, separated=bool(before or after)))
             anything = anything or bool(lines["selected"].any())
         raise typer.Exit(int(ExitStatus.OK if anything else ExitStatus.NOTHING_FOUND))
     logs = load_logs(args, options, search=search)
-    lines = selected(logs.lines, logs.events)
+    filtered = any(filters.values()) or options.group or options.member or options.since or options.until
+    if (count or files_with_matches) and logs.found is not None and not filtered:  # counted as scanned: no line is made
+        counts = logs.selected_per_file()
+    else:
+        lines = selected(logs.lines, logs.events)
+        counts = selected_per_file(lines)
     if files_with_matches:
-        print_files(lines, environment().out)
+        print_files(counts, environment().out)
     elif count:
-        print_counts(lines, environment().out)
+        print_counts(counts, environment().out)
     elif json:
         write_rg_json(lines, environment().stdout, regex)
     else:
         print_grep(lines, environment().out, raw_only=raw, highlight=regex, separated=bool(before or after))
-    if not lines["selected"].any():
+    if not counts:
         raise typer.Exit(int(ExitStatus.NOTHING_FOUND))
 
 
@@ -439,18 +444,18 @@ def _redraw(paths, options: LogOptions, probing_interval_ms: int, draw) -> None:
     from .. import analyze
 
     console = environment().out
-    frames: list = []
-    for round in follow_logs(paths, options):
-        if not round.events.height and frames:
+    events = None
+    for arrived in follow_logs(paths, options):
+        if events is not None and not arrived.events.height:
             continue
-        frames = [pl.concat([*frames, round.events])]
-        analysis = analyze(frames[0], patterns=tuple(options.patterns), probing_interval_ms=probing_interval_ms)
+        events = arrived.events if events is None else pl.concat([events, arrived.events]).sort("ts", nulls_last=True, maintain_order=True)
+        analysis = analyze(events, patterns=tuple(options.patterns), probing_interval_ms=probing_interval_ms)
         if console.is_terminal:
             console.clear()
         else:
             console.rule(f"as of {datetime.now(UTC):%H:%M:%S}Z", style="dim")
         draw(analysis, console)
-    raise typer.Exit(int(ExitStatus.OK if frames and frames[0].height else ExitStatus.NOTHING_FOUND))
+    raise typer.Exit(int(ExitStatus.OK if events is not None and events.height else ExitStatus.NOTHING_FOUND))
 
 
 def _is_text_not_path(arg: str) -> bool:

@@ -228,11 +228,11 @@ def follow_logs(paths, options: LogOptions, search=None):
     err = environment().err
     try:
         catalog = catalog_or_fail(options.patterns) if options.patterns else None
-        for round in follow(paths_or_stdin(paths), patterns=tuple(options.patterns), catalog=catalog, tz=tuple(options.tz),
+        for arrived in follow(paths_or_stdin(paths), patterns=tuple(options.patterns), catalog=catalog, tz=tuple(options.tz),
                             **time_bounds(options), groups=tuple(options.group), members=tuple(options.member), search=search):
-            for problem in round.problems:
+            for problem in arrived.problems:
                 err.print(Text(f"rebalance-doctor: {problem}", style="yellow"))
-            yield round
+            yield arrived
     except CatalogError as exc:
         raise fail(f"bad catalog entry: {exc}") from None
     except ValueError as exc:

@@ -205,10 +205,14 @@ def _submatches(lines: pl.DataFrame, regex: str | None) -> list[list[dict]]:
     return result
 
 
-def print_files(lines: pl.DataFrame, console: Console) -> None:
+def selected_per_file(lines: pl.DataFrame) -> Counter:
+    """How many selected lines each file has."""
+    return Counter(lines.filter("selected")["file"].to_list()) if lines.height else Counter()
+
+
+def print_files(counts: Counter, console: Console) -> None:
     """``grep -l``: the files with a selected line, like ``rg -l``."""
-    files = sorted(set(lines.filter("selected")["file"].to_list()), key=str)
-    write_lines([visible(file) for file in files], console)
+    write_lines([visible(str(file)) for file in sorted(counts, key=str) if counts[file]], console)
 
 
 TABLE_HEADERS = ("time (UTC)", "node", "kind", "group", "gen/epoch", "member", "where", "detail")
@@ -303,9 +307,8 @@ def print_columns(cells: pl.DataFrame, console: Console, foldable: list[bool], p
         write_lines(lines, console)
 
 
-def print_counts(lines: pl.DataFrame, console: Console) -> None:
+def print_counts(counts: Counter, console: Console) -> None:
     """``grep -c``: selected lines per file, like ``rg -c``."""
-    counts = Counter(lines.filter("selected")["file"].to_list()) if lines.height else Counter()
     for key, count in sorted(counts.items(), key=lambda kv: str(kv[0])):
         console.print(Text(f"{visible(str(key))}:{count}"))
 

@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from ..catalog import Catalog
@@ -47,7 +48,20 @@ class LogSet:
     zoned_files: frozenset[str] = frozenset()  # files whose zone the user gave (--tz): their clocks are read as told
     table: pl.DataFrame | None = None
     cluster: ClusterRows | None = None
-    lines: pl.DataFrame | None = None  # with a text search: the lines it selected and their context (found_lines.LINE_COLUMNS)
+    found: Callable[[], pl.DataFrame] | None = field(default=None, repr=False)  # with a text search: what makes ``lines``
+    found_table: pl.DataFrame | None = None
+
+    @property
+    def lines(self) -> pl.DataFrame | None:
+        """With a text search: the lines it selected and their context (:func:`.found_lines.lines_schema`), made
+        when first read (counting them per file needs none of it: :meth:`selected_per_file`)."""
+        if self.found_table is None and self.found is not None:
+            self.found_table, self.found = self.found(), None
+        return self.found_table
+
+    def selected_per_file(self) -> Counter:
+        """With a text search: how many lines it selected in each file, before any filter."""
+        return Counter({scan.source.display: count for scan in self.scans if (count := sum(chosen for *_, chosen in scan.found))})
 
     @property
     def events(self) -> pl.DataFrame:
@@ -153,13 +167,18 @@ def load(
     if table is not None:
         logs = LogSet(scans, table=filter_table(table, **filters))
         if search is not None:
-            found = found_lines(scans, table, catalog, zones, _file_order(expansion), search.context)
-            logs.lines = filter_lines(found, search.before, search.after, **filters)
+            logs.found = functools.partial(_found, scans, table, catalog, zones, _file_order(expansion), search, filters)
     logs.problems = expansion.problems + [scan.problem for scan in logs.scans if scan.problem] + notes
     logs.problems += [f"{scan.source.display}:{line}: line of {'more than ' if size >= LONG_LINE_READ else ''}{size:,} bytes cut to "
                       f"{MAX_LINE_BYTES:,} for matching" for scan in logs.scans for line, size in scan.cut_lines]
     logs.zoned_files = told
     return logs
+
+
+def _found(scans: list[FileScan], events: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo], file_order: dict[str, int],
+           search: TextSearch, filters: dict) -> pl.DataFrame:
+    found = found_lines(scans, events, catalog, zones, file_order, search.context)
+    return filter_lines(found, search.before, search.after, **filters)
 
 
 def _file_order(expansion: Expansion) -> dict[str, int]:
