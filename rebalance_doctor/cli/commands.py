@@ -72,25 +72,17 @@ def events(
         kubectl logs -f -l app=kafka --prefix | rebalance-doctor events --follow --format ndjson
     """
     check_kinds(kind)
-    from ..renderers.event_lines import print_table, write_csv, write_file, write_ndjson
-    from ..table.event_table import filter_table
-
     if follow:
         if output is not None:
             raise fail("--follow prints events as they come: not with -o")
-        found = 0
-        for number, arrived in enumerate(follow_logs(paths, options)):
-            table = filter_table(arrived.events, kinds=tuple(kind))
-            if format is EventFormat.ndjson:
-                write_ndjson(table, environment().stdout)
-            elif format is EventFormat.csv:
-                write_csv(table, environment().stdout, header=not number)
-            elif table.height or not number:
-                print_table(table, environment().out, header=not number)
-            found += table.height
-        raise typer.Exit(int(ExitStatus.OK if found else ExitStatus.NOTHING_FOUND))
+        _follow_events(paths, options, kind, format)
     logs = load_logs(paths, options, outputs=(output,))
+
+    from ..renderers.event_lines import print_table, write_csv, write_file, write_ndjson
+    from ..table.event_table import filter_table
+
     table = filter_table(logs.events, kinds=tuple(kind))
+
     if output is not None:
         try:
             write_file(table, output)
@@ -104,6 +96,24 @@ def events(
     else:
         print_table(table, environment().out)
     exit_1_when_nothing_found(table.height)
+
+
+def _follow_events(paths, options: LogOptions, kind: list[str], format: EventFormat) -> None:
+    """`events --follow`: each round's new events as they come (the table's header and the CSV's once)."""
+    from ..renderers.event_lines import print_table, write_csv, write_ndjson
+    from ..table.event_table import filter_table
+
+    found = 0
+    for number, arrived in enumerate(follow_logs(paths, options)):
+        table = filter_table(arrived.events, kinds=tuple(kind))
+        if format is EventFormat.ndjson:
+            write_ndjson(table, environment().stdout)
+        elif format is EventFormat.csv:
+            write_csv(table, environment().stdout, header=not number)
+        elif table.height or not number:
+            print_table(table, environment().out, header=not number)
+        found += table.height
+    raise typer.Exit(int(ExitStatus.OK if found else ExitStatus.NOTHING_FOUND))
 
 
 @app.command()
@@ -343,6 +353,8 @@ def grep(
             search.check()
         except ValueError as exc:
             raise fail(str(exc)) from None
+    logs = None if follow else load_logs(args, options, search=search)  # before polars is imported: the scan processes start first
+
     from ..renderers.event_lines import print_counts, print_files, print_grep, selected_per_file, write_rg_json
     from ..table.event_table import filter_table
     from ..table.found_lines import event_lines, filter_lines
@@ -366,7 +378,6 @@ def grep(
                  else print_grep(lines, environment().out, raw_only=raw, highlight=regex, separated=bool(before or after)))
             anything = anything or bool(lines["selected"].any())
         raise typer.Exit(int(ExitStatus.OK if anything else ExitStatus.NOTHING_FOUND))
-    logs = load_logs(args, options, search=search)
     filtered = any(filters.values()) or options.group or options.member or options.since or options.until
     if (count or files_with_matches) and logs.found is not None and not filtered:  # counted as scanned: no line is made
         counts = logs.selected_per_file()
