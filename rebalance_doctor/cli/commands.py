@@ -78,24 +78,30 @@ def events(
         _follow_events(paths, options, kind, format)
     logs = load_logs(paths, options, outputs=(output,))
 
-    from ..renderers.event_lines import print_table, write_csv, write_file, write_ndjson
+    from ..renderers.event_lines import print_table
     from ..table.event_table import filter_table
 
     table = filter_table(logs.events, kinds=tuple(kind))
+    _write_table(table, output, format, print_table, "events")
+    exit_1_when_nothing_found(table.height)
+
+
+def _write_table(table, output: Path | None, format: EventFormat, print_aligned, rows: str) -> None:
+    """A table to the -o file (its extension names the format), else to stdout as --format says."""
+    from ..renderers.event_lines import write_csv, write_file, write_ndjson
 
     if output is not None:
         try:
             write_file(table, output)
         except (ValueError, OSError) as exc:
             raise fail(str(exc)) from None
-        environment().err.print(Text(f"wrote {table.height:,} events to {output}", style="dim"))
+        environment().err.print(Text(f"wrote {table.height:,} {rows} to {output}", style="dim"))
     elif format is EventFormat.ndjson:
         write_ndjson(table, environment().stdout)
     elif format is EventFormat.csv:
         write_csv(table, environment().stdout)
     else:
-        print_table(table, environment().out)
-    exit_1_when_nothing_found(table.height)
+        print_aligned(table, environment().out)
 
 
 def _follow_events(paths, options: LogOptions, kind: list[str], format: EventFormat) -> None:
@@ -426,24 +432,13 @@ def sql(
 
     from ..analysis.tables import incident_tables
     from ..analysis.tables import query as run_query
-    from ..renderers.event_lines import print_frame, write_csv, write_file, write_ndjson
+    from ..renderers.event_lines import print_frame
 
     try:
         result = run_query(query, {"events": logs.events, **incident_tables(analysis)})
     except ValueError as exc:
         raise fail(str(exc)) from None
-    if output is not None:
-        try:
-            write_file(result, output)
-        except (ValueError, OSError) as exc:
-            raise fail(str(exc)) from None
-        environment().err.print(Text(f"wrote {result.height:,} rows to {output}", style="dim"))
-    elif format is EventFormat.ndjson:
-        write_ndjson(result, environment().stdout)
-    elif format is EventFormat.csv:
-        write_csv(result, environment().stdout)
-    else:
-        print_frame(result, environment().out)
+    _write_table(result, output, format, print_frame, "rows")
     exit_1_when_nothing_found(result.height)
 
 

@@ -26,6 +26,7 @@ from ..reading.sources import expand
 from ..times import TimeBound
 from .event_table import canonical_sort, filter_table, missed_groups, time_extent, time_window
 from .found_lines import filter_lines, found_lines
+from .loading import checked_query
 
 if TYPE_CHECKING:
     import polars as pl
@@ -59,10 +60,7 @@ def follow(
     """Rounds of new events of the inputs (files, directories and globs as listed at the start, ``-`` for
     stdin): the first round holds what they already hold. It ends when no input can grow (stdin closed);
     a caller stops it by closing the generator (Ctrl-C)."""
-    search = TextSearch(search) if isinstance(search, str) else search
-    if search is not None:
-        search.check()
-    bounds = tuple(None if bound is None else TimeBound.parse(bound, option) for bound, option in ((since, "since"), (until, "until")))
+    search, bounds = checked_query(search, since, until)
     catalog = catalog or checked_catalog(patterns)
     expansion = expand([os.fspath(path) for path in paths])
     zones, _ = zones_for(expansion.sources, tuple(tz))

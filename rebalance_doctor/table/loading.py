@@ -125,11 +125,7 @@ def load(
     if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
         paths = [paths]
     patterns, tz, groups, members = (_one_or_many(value) for value in (patterns, tz, groups, members))
-    bounds = tuple(None if bound is None else TimeBound.parse(bound, option) for bound, option in ((since, "since"), (until, "until")))
-    if isinstance(search, str):
-        search = TextSearch(search)
-    if search is not None:
-        search.check()
+    search, bounds = checked_query(search, since, until)
     catalog = catalog or checked_catalog(patterns)
     collect = Collected(collect_unmatched, search)
     table = None
@@ -173,6 +169,15 @@ def load(
                       f"{MAX_LINE_BYTES:,} for matching" for scan in logs.scans for line, size in scan.cut_lines]
     logs.zoned_files = told
     return logs
+
+
+def checked_query(search: TextSearch | str | None, since: datetime | str | TimeBound | None,
+                  until: datetime | str | TimeBound | None) -> tuple[TextSearch | None, tuple[TimeBound | None, TimeBound | None]]:
+    """The search and the time bounds as given, checked before any log is read (ValueError: what is wrong)."""
+    search = TextSearch(search) if isinstance(search, str) else search
+    if search is not None:
+        search.check()
+    return search, tuple(None if bound is None else TimeBound.parse(bound, option) for bound, option in ((since, "since"), (until, "until")))
 
 
 def _found(scans: list[FileScan], events: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo], file_order: dict[str, int],
