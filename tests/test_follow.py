@@ -136,6 +136,24 @@ def test_a_line_shows_soon_after_it_is_written(tmp_path: Path):
     assert follower.interrupt()[0] == ExitStatus.INTERRUPTED
 
 
+def test_context_lines_come_with_the_round_that_brings_them(tmp_path: Path):
+    """`grep --follow -C 1`: the line before a selected line was read (and shown) in an earlier round, the line
+    after it is written later; each shows once, in file order."""
+    log = tmp_path / "app.log"
+    log.write_text("".join(f"2024-10-24T10:00:0{n}.000Z INFO app - {text}\n" for n, text in enumerate(["warming up", "MARK zero", "ready"])))
+    follower = Follower("grep", "--follow", "--raw", "-C", "1", "MARK", str(log))
+    shown = follower.until(lambda line: "ready" in line)  # the first round, read before anything more is written
+    with log.open("a", buffering=1) as out:
+        out.write("2024-10-24T10:00:03.000Z INFO app - MARK one\n")
+        shown += follower.until(lambda line: "MARK one" in line)
+        out.write("2024-10-24T10:00:04.000Z INFO app - after it\n")
+        out.write("2024-10-24T10:00:05.000Z INFO app - not shown\n")
+        shown += follower.until(lambda line: "after it" in line)
+    assert follower.interrupt()[0] == ExitStatus.INTERRUPTED
+    assert [line.rsplit(" - ", 1)[1] for line in shown] == ["warming up", "MARK zero", "ready", "MARK one", "after it"]
+    assert follower.lines.empty()
+
+
 def test_stdin_is_followed_until_it_closes(tmp_path: Path):
     """`kubectl logs -f … | rebalance-doctor grep --follow`: lines show as the pipe brings them; when the pipe
     closes the run ends with grep's status."""

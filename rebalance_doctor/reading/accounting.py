@@ -105,6 +105,7 @@ class FileScan(Accounting):
     _last_line: str | None = field(default=None, kw_only=True, repr=False)
     _last_selected: int | None = field(default=None, kw_only=True, repr=False)  # a text search's last selected line so far
     _tail: list[str] = field(default_factory=list, kw_only=True, repr=False)  # the last lines so far, context for the next part
+    _shown_to: int = field(default=0, kw_only=True, repr=False)  # the last line a text search showed so far
 
     def append_part(self, part: Accounting, catalog: Catalog) -> int:
         """Add the file's next part (see :meth:`Accounting.append`), joined to the parts before it: a record they
@@ -136,16 +137,19 @@ class FileScan(Accounting):
 
     def _add_context(self, part: Accounting, context: ContextSeam, offset: int) -> None:
         """The context across the seam: this part's first lines after a selected line of the parts before, the
-        parts' last lines before a selected line of this one (a line shown twice is shown once in the end)."""
+        parts' last lines before a selected line of this one, unless the parts before showed them already."""
+        owed = []
         if self._last_selected is not None:
-            owed = self._last_selected + context.after - offset
-            self.found += [(offset + 1 + n, text, False) for n, text in enumerate(context.head[: max(owed, 0)])]
+            owed = context.head[: max(self._last_selected + context.after - offset, 0)]
+            self.found += [(offset + 1 + n, text, False) for n, text in enumerate(owed)]
         selected = [number for number, _, chosen in part.found if chosen]
         if selected:
             wanted = context.before - selected[0] + 1
             lines = self._tail[-wanted:] if wanted > 0 else []
-            self.found += [(offset - len(lines) + 1 + n, text, False) for n, text in enumerate(lines)]
+            first = offset - len(lines) + 1
+            self.found += [(first + n, text, False) for n, text in enumerate(lines) if first + n > self._shown_to]
             self._last_selected = offset + selected[-1]
+        self._shown_to = max(self._shown_to, offset + len(owed), offset + part.found[-1][0] if part.found else 0)
         self._tail = [*self._tail, *context.tail][-context.before :] if context.before else []
 
     def _continue_record(self, part: Accounting, seam: Seam, catalog: Catalog) -> None:

@@ -1,8 +1,9 @@
 """Following logs as they are written (``--follow``): each round's new lines → new event rows and, with a text
 search, new found lines, through the same kernel and row code as a whole scan.
 
-Each round's lines are scanned as one block per input: a multi-line record, or a context line, that the
-writer had not yet finished when the round began is not joined to it.
+Each round's lines are one more part of their file, joined to the parts before as a whole scan joins its
+blocks (:meth:`~..reading.accounting.FileScan.append_part`): a selected line's context lines come when they
+are written, in the round that brings them. What a record gains in a later round is counted, not shown again.
 """
 
 from __future__ import annotations
@@ -69,18 +70,22 @@ def follow(
     tail = Tail(expansion.sources, poll_seconds)
     window: tuple[datetime | None, datetime | None] | None = None
     problems = list(expansion.problems)
+    files: dict[int, FileScan] = {}
     for arrivals in tail.rounds():
         scans, tables = [], []
         for arrival in arrivals:
             source = arrival.source
             scanned = scanner.scan_block(arrival.data, [BlockFile(source.order, source.display, source.node)])
-            shift = arrival.first_line - 1
+            if arrival.first_line == 1:  # the file from its start: the first round, or after a rotation
+                files[source.order] = FileScan(source=source)
+            scan = files[source.order]
+            shift = [scan.append_part(part, catalog) for _, part, _ in scanned.parts][-1]
             if scanned.records is not None:
                 rows = event_rows(scanned.records, catalog, zones)
                 tables.append(rows.with_columns(line=rows["line"] + shift))
-            scan = FileScan(source=source)
-            scan.found = [(number + shift, text, chosen) for _, part, _ in scanned.parts for number, text, chosen in part.found]
-            scans.append(scan)
+            found = FileScan(source=source)
+            found.found, scan.found, scan.raw_tails, scan.remade = scan.found, [], [], []  # the file keeps what joins its parts
+            scans.append(found)
         events = canonical_sort(_concat(tables), file_order)
         if window is None:  # spans and times of day count from what the inputs held when following began
             window = time_window(*bounds, now, lambda events=events: time_extent(events))
