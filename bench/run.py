@@ -14,6 +14,7 @@ Spark engine's own table instead (see ``spark_bench``).
                                              # 5 GB; storm: 300 MB
     python bench/run.py --size 100M --files 2000 --repeat 5
     python bench/run.py --spark --repeat 1   # the Spark engine on realistic corpora: local[2], standalone clusters
+    python bench/run.py --rebalances 200000  # analysis and report memory: 200,000 rebalances of 50 groups
 """
 
 from __future__ import annotations
@@ -206,13 +207,7 @@ ONCE = ("grep -c -F -f anchors", "lnav -n (load only)")  # 5–25 × rg: one run
 def bench(corpus: Path, profile: str, repeat: int) -> None:
     files = corpus_files(corpus)
     size = sum(os.path.getsize(f) for f in files)
-    anchors = HERE / "results" / "anchors.txt"
-    anchors.parent.mkdir(exist_ok=True)
-    anchors.write_text(subprocess.run([*TOOL, "patterns", "anchors"], capture_output=True, text=True, check=True).stdout)
-    for f in files:  # warm the page cache so every tool reads from memory
-        with open(f, "rb") as handle:
-            while handle.read(1 << 24):
-                pass
+    anchors = warm_anchors(files)
     commands = {
         "rg -c -F -f anchors": ["rg", "-c", "-F", "-f", str(anchors), *files],
         "grep -c -F -f anchors": ["grep", "-c", "-F", "-f", str(anchors), *files],
@@ -237,14 +232,45 @@ def bench(corpus: Path, profile: str, repeat: int) -> None:
     baseline = rows[0][1]
     others = [timed(name, command, 1) for name, command in once.items()]
     rows += [(name, wall, wall / baseline, rss) for name, wall, rss in others]
+    print_table(profile, size, len(files), rows)
+
+
+def warm_anchors(files: list[str]) -> Path:
+    """The catalogs' anchors for rg, written to bench/results; the files read once, so every tool reads from memory."""
+    anchors = HERE / "results" / "anchors.txt"
+    anchors.parent.mkdir(exist_ok=True)
+    anchors.write_text(subprocess.run([*TOOL, "patterns", "anchors"], capture_output=True, text=True, check=True).stdout)
+    for f in files:
+        with open(f, "rb") as handle:
+            while handle.read(1 << 24):
+                pass
+    return anchors
+
+
+def print_table(title: str, size: int, files: int, rows: list[tuple[str, float, float, float]]) -> None:
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"\n{profile}: {size / 1e9:.2f} GB in {len(files):,} files · {os.cpu_count()} cores · "
+    print(f"\n{title}: {size / 1e9:.2f} GB in {files:,} files · {os.cpu_count()} cores · "
           f"{platform.processor() or platform.machine()} · {stamp}\n")
     print("| command | wall (s) | throughput (MB/s) | × rg | peak RSS (MB) |")
     print("|---|---:|---:|---:|---:|")
     for name, seconds, ratio, rss in rows:
         print(f"| {name} | {seconds:.2f} | {size / 1e6 / seconds:,.0f} | {ratio:.2f} | {rss:,.0f} |")
     sys.stdout.flush()
+
+
+def storm_bench(rebalances: int, repeat: int) -> None:
+    """Analysis and report memory on a coordinator log of ``rebalances`` rebalances (bench/rebalance_storm.py)."""
+    corpus = HERE / "corpus" / f"rebalances-{rebalances}"
+    if not corpus.exists():
+        print(f"generating {rebalances:,} rebalances: {corpus} …", file=sys.stderr)
+        subprocess.run([sys.executable, str(HERE / "rebalance_storm.py"), str(corpus), "--rebalances", str(rebalances)], check=True)
+    files = corpus_files(corpus)
+    anchors = warm_anchors(files)
+    report = HERE / "results" / "storm-report.json"
+    rows = rounds({"rg -c -F -f anchors": ["rg", "-c", "-F", "-f", str(anchors), *files],
+                   "rebalance-doctor report -o report.json": [*TOOL, "report", str(corpus), "-o", str(report)],
+                   "rebalance-doctor report": [*TOOL, "report", str(corpus)]}, repeat)
+    print_table(f"{rebalances:,} rebalances", sum(os.path.getsize(f) for f in files), len(files), rows)
 
 
 # The corpora of docs/performance.md: (size, files, profile).
@@ -269,11 +295,15 @@ def main() -> None:
                         help="what the generated corpus looks like (bench/generate.py)")
     parser.add_argument("--suite", action="store_true", help="every corpus of the performance tables: one table each")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rebalances", type=int, help="a coordinator log of this many rebalances instead (bench/rebalance_storm.py)")
     parser.add_argument("--spark", action="store_true", help="the Spark engine's table instead (docs/spark.md): local[2] and standalone clusters")
     args = parser.parse_args()
     compile_bytecode()
     if args.spark:
         spark_bench(args.repeat)
+        return
+    if args.rebalances:
+        storm_bench(args.rebalances, args.repeat)
         return
     corpora = SUITE if args.suite else [(args.size, args.files, args.profile)]
     for size, files, profile in corpora:

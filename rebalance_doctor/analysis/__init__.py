@@ -50,10 +50,9 @@ def analyze(events: pl.DataFrame, *, probing_interval_ms: int = DEFAULT_PROBING_
     """
     events, zones, skews = align_clocks(events, frozenset(zoned_files))
     versions = versions_seen(events, pattern_versions or {})
-    timelines = group_timelines(events, skews)
     starts = consumer_starts(events, skews)
     groups = [analyze_group(group_id, timeline, probing_interval_ms, starts, versions, pattern_versions or {})
-              for group_id, timeline in sorted(timelines.items())]
+              for group_id, timeline in group_timelines(events, skews)]
     severity = {"critical": 0, "warning": 1, "info": 2}
     # the group a responder should read first: the worst finding, then the most rebalances
     groups.sort(key=lambda g: (min((severity[f.severity] for f in g.findings), default=3), -len(g.rebalances), g.group_id))

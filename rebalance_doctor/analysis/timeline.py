@@ -6,7 +6,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -86,28 +86,48 @@ def python_columns(table: pl.DataFrame) -> dict[str, list[Any]]:
     return columns
 
 
-def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> dict[str, list[Event]]:
-    """Events per group id, in reference-clock order (events without a timestamp keep their file position).
+def group_timelines(events: pl.DataFrame, skews: list[ClockSkew]) -> Iterator[tuple[str, list[Event]]]:
+    """Each group's events in reference-clock order (events without a timestamp keep their file position),
+    group by group in group-id order. The events are made a batch of groups at a time, and a group's are
+    the caller's alone once yielded: a storm's hundreds of thousands of events are never held all at once.
 
     A client line that does not name its group (librdkafka's JoinGroup/SyncGroup responses, a Streams
     assignor line) belongs to the group its own consumer named last, in the same file.
     """
     offset = {s.file: timedelta(milliseconds=s.skew_ms) for s in skews}
-    timelines: dict[str, list[Event]] = defaultdict(list)
     shift = pl.col("file").replace_strict(offset, default=timedelta(0), return_dtype=pl.Duration("us")) if offset else timedelta(0)
     table = events.select(*ROW_COLUMNS, at=pl.col("ts") - shift, row=pl.int_range(pl.len()))
     texts = EventTexts(events)
-    groups = _timeline_groups(python_columns(table.select(_GROUPING_COLUMNS)))
-    for start in range(0, table.height, _SLICE_ROWS):  # the Python columns of one slice at a time: less memory at once
-        columns = python_columns(table.slice(start, _SLICE_ROWS))
-        columns["group_id"] = groups[start : start + _SLICE_ROWS]
-        columns["texts"] = [texts] * len(columns["row"])
-        for event in map(Event._make, zip(*columns.values(), strict=True)):
-            if event.group_id is not None:
-                timelines[event.group_id].append(event)
-    for timeline in timelines.values():
+    groups = pl.Series("group_id", _timeline_groups(python_columns(table.select(_GROUPING_COLUMNS))), dtype=pl.Utf8)
+    table = table.with_columns(groups)
+    # the rows of each group together, in group-id order and table order within a group
+    rows = table.select("group_id", "row").filter(pl.col("group_id").is_not_null()).sort("group_id", maintain_order=True)
+    sizes = rows.group_by("group_id", maintain_order=True).len().rows()
+    first = start = 0
+    while first < len(sizes):  # a batch: whole groups, up to _SLICE_ROWS events unless one group has more
+        last, count = first + 1, sizes[first][1]
+        while last < len(sizes) and count + sizes[last][1] <= _SLICE_ROWS:
+            count += sizes[last][1]
+            last += 1
+        timelines = _batch_timelines(table, rows["row"].slice(start, count), sizes[first:last], texts)
+        first, start = last, start + count
+        while timelines:
+            yield timelines.pop()
+
+
+def _batch_timelines(table: pl.DataFrame, rows: pl.Series, batch: list[tuple[str, int]], texts: EventTexts) -> list[tuple[str, list[Event]]]:
+    """The timelines of a batch of groups, whose ``rows`` come group after group: last group first, for popping."""
+    columns = python_columns(table.select(pl.all().gather(rows)))
+    columns["texts"] = [texts] * len(rows)
+    events = list(map(Event._make, zip(*columns.values(), strict=True)))
+    timelines, start = [], 0
+    for group_id, size in batch:
+        timeline = events[start : start + size]
         _order(timeline)
-    return dict(timelines)
+        timelines.append((group_id, timeline))
+        start += size
+    timelines.reverse()
+    return timelines
 
 
 _SLICE_ROWS = 50_000
