@@ -8,9 +8,11 @@ with no Kafka line fails loudly instead of passing.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -150,6 +152,29 @@ def test_a_store_path_is_read_literally(cli, tmp_path: Path):
     direct = json.loads(cli("report", INCIDENT, "--format", "json").stdout)
     assert [g["group_id"] for g in star["groups"]] == [g["group_id"] for g in direct["groups"]]
     assert cli("report", "--events", str(tmp_path / "st[1]")).exit_code == ExitStatus.OK
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None, reason="root writes anywhere, and setpriv is missing")
+@pytest.mark.parametrize("name", ["timeline.png", "incident.html"])
+def test_a_report_into_a_directory_the_user_may_not_write_is_an_error_not_a_traceback(name: str):
+    """Someone without write access to a shared folder runs `report logs/ -o shared/timeline.png`: status 2 and
+    the reason, nothing left in the folder. Root writes anywhere, so as root the report runs as `nobody`."""
+    place = Path(tempfile.mkdtemp(prefix="rd-read-only-"))
+    try:
+        place.chmod(0o755)  # others may enter it and read the logs' copy, not write in it
+        logs = shutil.copytree(ROOT / INCIDENT, place / "logs")
+        folder = place / "shared"
+        folder.mkdir(mode=0o555)
+        as_user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if os.geteuid() == 0 else []
+        if subprocess.run([*as_user, sys.executable, "-c", "import rebalance_doctor"], cwd=ROOT, capture_output=True).returncode:
+            pytest.skip("nobody may not read this checkout (a private parent directory)")
+        result = subprocess.run([*as_user, sys.executable, "-m", "rebalance_doctor", "report", str(logs), "-o", str(folder / name)],
+                                cwd=ROOT, capture_output=True, text=True, env={**os.environ, "HOME": str(place)})
+        assert result.returncode == ExitStatus.ERROR, result.stderr
+        assert f"{folder / name}: Permission denied" in result.stderr and "Traceback" not in result.stderr
+        assert list(folder.iterdir()) == []
+    finally:
+        shutil.rmtree(place)
 
 
 @pytest.mark.parametrize("name", ["timeline.png", "incident.html"])
