@@ -26,7 +26,7 @@ FAMILIES = ("java", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go
 KNOWN_GAPS = {
     **dict.fromkeys(("103", "109", "174", "238", "270", "342", "360", "361", "362", "367", "373"),
                     "a member's start shown by no start-up line the catalogs know, or only by another member's share"),
-    **dict.fromkeys(("107", "134", "190", "262"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
+    **dict.fromkeys(("134", "190"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
     "166": "the group and the error on continuation lines (pino-pretty)",
     **dict.fromkeys(("247", "249"), "a partition or topic added with no member change"),
     **dict.fromkeys(("272", "371"), "Streams threads shutting down, without consumer lines"),

@@ -212,6 +212,19 @@ def _was_member_before(event: Event, index: TimeIndex) -> bool:
     return index.first_in_file(event, "member", lambda e: e.kind in MEMBERSHIP_HELD) < index.place_in_file(event)
 
 
+def _asked_while_starting(event: Event, index: TimeIndex) -> bool:
+    """A consumer starting may ask a broker before the coordinator has loaded its group: one that had not been a
+    member yet, in a file that shows a consumer start (before the answer, or after it: an application that builds
+    its consumer anew on the error). Finding the coordinator again is what a move looks like, so it shows no start."""
+    if _was_member_before(event, index):
+        return False
+    return index.first_in_file(event, "consumer start", _consumer_start_line) < index.in_file(event)
+
+
+def _consumer_start_line(event: Event) -> bool:
+    return _start_up_line(event) and event.kind != "coordinator_discovered"
+
+
 def _starting(event: Event, index: TimeIndex) -> bool:
     """The event's file shows a consumer starting up before it, and nothing else. A log that begins at the event
     (a time window, a rotated file) may begin in the middle of a consumer's life: that is not a start."""
@@ -340,8 +353,9 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = "cooperative_followup" if (event.partitions or "").strip("[] ,") else None
         elif event.kind == "coordinator_discovered":
             kind = "coordinator_change" if index.coordinator_moved(event) else None
-        elif (event.kind in ("join_failed", "sync_failed", "heartbeat_failed", "coordinator_lost") and answered_not_coordinator(event)
-              and _was_member_before(event, index)):  # a consumer starting may ask before the coordinator has loaded
+        elif (event.kind in ("join_failed", "sync_failed", "heartbeat_failed", "coordinator_lost")
+              and (answered_not_coordinator(event) or event.cause == "coordinator_change")
+              and not _asked_while_starting(event, index)):
             kind = "coordinator_change"
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]

@@ -225,6 +225,10 @@ class TimeIndex:
         """How many events of ``event``'s own file (and node) precede it."""
         return self._in_file[id(event)]
 
+    def in_file(self, event: Event) -> int:
+        """How many events ``event``'s own file (and node) has."""
+        return len(self._files[(event.file, event.node)])
+
     def just_before_in_file(self, event: Event, count: int) -> list[Event]:
         """The ``count`` events of ``event``'s file right before it."""
         place = self._in_file[id(event)]
