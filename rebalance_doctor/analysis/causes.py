@@ -124,7 +124,7 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
         return _cause(kind, CLIENT_CONFIDENCE.get(kind, 0.6), member, [event, *([start] if start else [])], sides)
     if previous is not None and previous.failed and start_at and previous.started_at and start_at - previous.started_at <= RETRY_WINDOW:
         return _cause("failed_rebalance_retry", 0.6, None, [start] if start else [], sides)
-    newcomer = next((ep for ep in draft.episodes if ep.first_in_log and any(e.kind in STARTUP for e in ep.pre)
+    newcomer = next((ep for ep in draft.episodes if ep.first_in_log and _started_with(ep, window)
                      and not (ep.join is not None and ep.join in index and _was_member_before(ep.join, index))), None)
     if newcomer is not None and newcomer.join is not None:
         return _cause("member_join", 0.6, newcomer.member_id, [newcomer.join], sides)
@@ -239,11 +239,23 @@ def _only_starting_before(event: Event, index: TimeIndex) -> bool:
     return index.first_in_file(event, "busy", lambda e: not _start_up_line(e) and e.kind != "diagnostic") >= index.place_in_file(event)
 
 
+def _started_with(episode: Episode, window: list[Event]) -> bool:
+    """The member's log shows it starting: start-up lines before its join, or a Streams thread or client of its
+    file leaving its start state around this rebalance (a thread's lines name no consumer: they are its file's)."""
+    return any(e.kind in STARTUP for e in episode.pre) or any(_leaves_start_state(e) and e.file == episode.participant[0]
+                                                               for e in window)
+
+
+def _leaves_start_state(event: Event) -> bool:
+    """A Streams thread or client leaving CREATED or STARTING: a start, which only its first rebalance completes."""
+    return event.kind in ("streams_thread_state", "streams_client_state") and (event.prev_state or "").upper() in STREAMS_START_STATES
+
+
 def _start_up_line(event: Event) -> bool:
     """A line a consumer prints on its way up: its config, its subscription, finding the coordinator, or a
     Streams client or thread leaving its CREATED or STARTING state (states only a start passes through)."""
     if event.kind in ("streams_thread_state", "streams_client_state"):
-        return (event.prev_state or "").upper() in STREAMS_START_STATES
+        return _leaves_start_state(event)
     return event.kind in STARTUP and event.kind not in JOIN_SIGNALS
 
 
@@ -338,8 +350,8 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
     first_seen = index.first_seen
     joined = [ep.join.at for ep in draft.episodes if ep.join is not None and ep.join.at is not None]
     for position, event in enumerate(window):
-        if event.kind == "followup_rebalance" and joined and event.at is not None and event.at > min(joined):
-            continue  # scheduled once this rebalance's join was done: it starts the next round, it did not start this one
+        if _next_round(event) and joined and event.at is not None and event.at > min(joined):
+            continue  # a followup scheduled once this rebalance's join was done: it starts the next round, it did not start this one
         if (first_seen.get(event.participant) is event and event.kind in STARTUP and event.component != "broker"
                 and _only_starting_before(event, index)):
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
@@ -372,6 +384,11 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
         return None
     _, _, kind, event = min(candidates)
     return kind, event, event.member_id or members.get(event.participant)
+
+
+def _next_round(event: Event) -> bool:
+    """A followup rebalance scheduled, or the rejoin that asks for it."""
+    return event.kind == "followup_rebalance" or (event.kind == "join_requested" and event.cause in ("cooperative_followup", "probing_rebalance"))
 
 
 def _immediate(scheduled_for: str | None) -> bool:
