@@ -31,7 +31,7 @@ KNOWN_GAPS = {
     **dict.fromkeys(("247", "249"), "a partition or topic added with no member change"),
     **dict.fromkeys(("272", "371"), "Streams threads shutting down, without consumer lines"),
     "307": "the group named only in a line that is no event",
-    **dict.fromkeys(("350", "351"), "KafkaJS lines that name neither the group nor the consumer prefix"),
+    "351": "KafkaJS lines that name neither the group nor the consumer prefix",
     **dict.fromkeys(("400", "406", "407", "408", "427"),
                     "Kafka 4.x coordinator wordings (a share line wrapped over three lines, a first epoch without its join), lines an author cut with '…'"),
     "426": "records an author wrapped after their logger: the event is the message's line, not the record's first",

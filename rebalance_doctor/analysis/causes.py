@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from ..catalog.schema import SYMPTOM
 from .model import EPOCH_PROTOCOLS, Cause, Evidence, Rebalance
 from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode, joins
-from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator
+from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 # KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
@@ -163,6 +163,17 @@ def _failed_attempts(draft: Draft) -> list[Event]:
         if event.kind in ("join_failed", "sync_failed") and event.component != "broker":
             failures.setdefault(event.participant, []).append(event)
     return max((f for f in failures.values() if len(f) >= 2), key=len, default=[])
+
+
+def _told_rebalancing_before(event: Event, window: list[Event]) -> bool:
+    """The member had heard of a rebalance before the coordinator forgot it: it was dropped for not rejoining
+    in time, not for heartbeats that stopped."""
+    for other in window:
+        if other is event:
+            return False
+        if other.participant == event.participant and _already_rebalancing(other):
+            return True
+    return False
 
 
 def _already_rebalancing(event: Event) -> bool:
@@ -369,6 +380,11 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
               and (answered_not_coordinator(event) or event.cause == "coordinator_change")
               and not _asked_while_starting(event, index)):
             kind = "coordinator_change"
+        elif (previous is None and event.kind == "heartbeat_failed" and answered_unknown_member(event)
+              and not _told_rebalancing_before(event, window) and not _failed_attempts(draft)):
+            # its heartbeats had stopped long enough for the coordinator to drop it; with the rebalance that dropped it
+            # in view, this one is its rejoin
+            kind = "heartbeat_expiry"
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]
         elif event.kind in ("join_requested", "leave_group", "subscription_changed") and event.cause not in (None, SYMPTOM, "unknown"):

@@ -274,6 +274,11 @@ def answered_not_coordinator(event: Event) -> bool:
     return "NOTCOORDINATOR" in (event.error or "").upper().replace(" ", "").replace("_", "")
 
 
+def answered_unknown_member(event: Event) -> bool:
+    """The coordinator no longer knows the member (UNKNOWN_MEMBER_ID, "Unknown member", UnknownMemberId)."""
+    return "UNKNOWNMEMBER" in (event.error or "").upper().replace(" ", "").replace("_", "")
+
+
 def broker_id(printed: str) -> str:
     """`host:9092 (id: 2147483646 rack: null)` → '1' (clients address the coordinator as 2147483647 − broker id)."""
     m = _COORDINATOR_ID.search(printed)
