@@ -36,6 +36,8 @@ KNOWN_GAPS = {
                     "Kafka 4.x coordinator wordings (a share line wrapped over three lines, a first epoch without its join), lines an author cut with '…'"),
     "426": "records an author wrapped after their logger: the event is the message's line, not the record's first",
     "430": "a Connect worker's own shutdown line, in another container's log, not tied to the survivor's rebalance",
+    "441": "members that left shown only by a smaller assignment (the leader's, to the same partitions) and symptoms",
+    "442": "franz-go behind a logger that prints the message and then \"key\":\"value\" pairs without braces",
     "432": "a probing rebalance known only by its timing (probing.rebalance.interval.ms after the last one)",
     "433": "a Connect task killed by its error before its consumer's LeaveGroup: the deciding line is no event",
     "434": "a coordinator line a terminal wrapped mid-word: the wrapped part is not joined back",

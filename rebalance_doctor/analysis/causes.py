@@ -389,8 +389,10 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = CLIENT_EVENT_CAUSE[event.kind]
         elif event.kind in ("join_requested", "leave_group", "subscription_changed") and event.cause not in (None, SYMPTOM, "unknown"):
             kind = event.cause
-            if kind == "metadata_change" and _starting(event, index):
-                kind = "member_join"  # a consumer starting sees its topics' metadata for the first time: it is joining
+            if kind in ("metadata_change", "member_leave") and _starting(event, index):
+                # a consumer starting sees its topics' metadata for the first time, and drops the assignment it does
+                # not have yet (librdkafka's "unsubscribe" in state init): it is joining
+                kind = "member_join"
         if kind is not None:
             candidates.append((-CLIENT_CONFIDENCE.get(kind, 0.5), position, kind, event))
     # a member that says it is joining for the first time sees its topics' metadata "change" as it starts

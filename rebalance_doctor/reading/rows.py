@@ -176,6 +176,15 @@ def context_fields(messages: pl.Series, threads: pl.Series, catalog: Catalog) ->
     return fields
 
 
+def _with_continuation(messages: pl.Series, raw: pl.Series) -> pl.Series:
+    """Each message followed by its record's continuation lines, where it has some: a logger that prints its
+    keys on lines of their own (pino-pretty's indented `groupId: "g"`) names the group there."""
+    import polars as pl
+
+    tail = raw.str.splitn("\n", 2).struct.field("field_1")
+    return pl.select(pl.when(tail.is_null()).then(messages).otherwise(messages + "\n" + tail)).to_series().alias(messages.name)
+
+
 def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]) -> pl.DataFrame:
     """Event-table rows (the schema's columns, in order) for matched records. ``matched`` has per record:
     ``pattern`` (catalog index), its extracted fields (by column name, as text, any subset), ``text`` (the
@@ -188,7 +197,7 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
     import polars as pl
 
     envelope = envelopes(matched, catalog, zones)
-    context = context_fields(envelope["message"], envelope["thread"], catalog)
+    context = context_fields(_with_continuation(envelope["message"], matched["raw"]), envelope["thread"], catalog)
     table = matched.join(_pattern_table(catalog), on="pattern", how="left", maintain_order="left")
     sources = pl.DataFrame([
         *(table[name] for name in table.columns), *(series.alias(f"context_{name}") for name, series in context.items()),
