@@ -140,9 +140,10 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
     retries = _failed_attempts(draft)
     if retries:
         return _cause("failed_rebalance_retry", 0.55, retries[0].member_id, retries[:3], sides)
-    shrunk = _share_shrunk(draft, window)
-    if shrunk is not None:
-        return _cause("member_join", 0.5, None, list(shrunk), sides)
+    moved = _share_moved(draft, window)
+    if moved is not None:
+        kind, revoked, assigned = moved
+        return _cause(kind, 0.5, None, [revoked, assigned], sides)
     first_join = _first_join_in_its_log(draft, index)
     if first_join is not None:
         return _cause("member_join", 0.5, first_join.member_id, [first_join], sides)
@@ -180,13 +181,14 @@ def _already_rebalancing(event: Event) -> bool:
     return event.cause == SYMPTOM or "REBALANCEINPROGRESS" in (event.error or "").upper().replace("_", "").replace(" ", "")
 
 
-def _share_shrunk(draft: Draft, window: list[Event]) -> tuple[Event, Event] | None:
+def _share_moved(draft: Draft, window: list[Event]) -> tuple[str, Event, Event] | None:
     """A consumer that gave up its partitions and got back only some of them, while nobody left: another member
-    took the rest, so one joined. The revocation and the smaller assignment, or None. A consumer is its file and
-    thread: a listener container's own lines name no client id."""
+    took the rest, so one joined. Or one that got back partitions of a topic it had none of: its subscription
+    now matches that topic. (More partitions of the same topics say a member left, not how: no cause.) The
+    cause, the revocation and the new assignment, or None. A consumer is its file and thread: a listener
+    container's own lines name no client id."""
     events = list({id(e): e for e in window + draft.events}.values())
-    if any(e.kind in DEPARTURES for e in events):
-        return None
+    departed = any(e.kind in DEPARTURES for e in events)
     revoked: dict[tuple, Event] = {}
     for event in sorted((e for e in events if e.at is not None), key=lambda e: e.at) or events:
         consumer = (event.file, event.node, event.thread or event.client_id)
@@ -194,9 +196,16 @@ def _share_shrunk(draft: Draft, window: list[Event]) -> tuple[Event, Event] | No
             revoked[consumer] = event
         elif event.kind == "partitions_assigned" and consumer in revoked:
             before, after = _partition_set(revoked[consumer].partitions), _partition_set(event.partitions)
-            if after and after < before:
-                return revoked[consumer], event
+            if after and after < before and not departed:
+                return "member_join", revoked[consumer], event
+            if after > before and _topics(after) - _topics(before):
+                return "metadata_change", revoked[consumer], event  # a topic it had none of: its subscription grew
     return None
+
+
+def _topics(partitions: frozenset[str]) -> set[str]:
+    """The topics of partitions printed as `topic-N`."""
+    return {p.rsplit("-", 1)[0] for p in partitions}
 
 
 def _partition_set(partitions: str | None) -> frozenset[str]:
