@@ -27,7 +27,7 @@ KNOWN_GAPS = {
     **dict.fromkeys(("103", "109", "174", "238", "270", "342", "360", "361", "367", "373"),
                     "a member's start shown by no start-up line the catalogs know, or only by another member's share"),
     **dict.fromkeys(("134", "190"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
-    "166": "the group and the error on continuation lines (pino-pretty)",
+    "166": "the unknown-member error only in words, on a continuation line (pino-pretty)",
     "247": "a partition or topic added with no member change",
     **dict.fromkeys(("272", "371"), "Streams threads shutting down, without consumer lines"),
     "307": "the group named only in a line that is no event",
@@ -36,11 +36,13 @@ KNOWN_GAPS = {
                     "Kafka 4.x coordinator wordings (a share line wrapped over three lines, a first epoch without its join), lines an author cut with '…'"),
     "426": "records an author wrapped after their logger: the event is the message's line, not the record's first",
     "430": "a Connect worker's own shutdown line, in another container's log, not tied to the survivor's rebalance",
-    "441": "members that left shown only by larger shares of the same partitions: a departure, but not how it happened",
-    "442": "franz-go behind a logger that prints the message and then \"key\":\"value\" pairs without braces",
     "432": "a probing rebalance known only by its timing (probing.rebalance.interval.ms after the last one)",
     "433": "a Connect task killed by its error before its consumer's LeaveGroup: the deciding line is no event",
     "434": "a coordinator line a terminal wrapped mid-word: the wrapped part is not joined back",
+    "441": "members that left shown only by larger shares of the same partitions: a departure, but not how it happened",
+    "442": "franz-go behind a logger that prints the message and then \"key\":\"value\" pairs without braces",
+    "451": "partitions added to a topic, shown only by a new session subscribing to a higher partition number",
+    "456": "a log of the application's own sarama handler lines (setup, cleanup), no library line",
 }
 
 
