@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from ..catalog.schema import SYMPTOM
 from .model import EPOCH_PROTOCOLS, Cause, Evidence, Rebalance
 from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode, joins
-from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member
+from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member, error_names
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 # KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
@@ -178,7 +178,7 @@ def _told_rebalancing_before(event: Event, window: list[Event]) -> bool:
 
 
 def _already_rebalancing(event: Event) -> bool:
-    return event.cause == SYMPTOM or "REBALANCEINPROGRESS" in (event.error or "").upper().replace("_", "").replace(" ", "")
+    return event.cause == SYMPTOM or error_names(event, "REBALANCEINPROGRESS")
 
 
 def _share_moved(draft: Draft, window: list[Event]) -> tuple[str, Event, Event] | None:

@@ -268,15 +268,20 @@ def files_and_nodes(events: pl.DataFrame) -> tuple[list[str], list[str]]:
 _COORDINATOR_ID = re.compile(r"(?:nodeId=|\bid:? )(\d+)")
 
 
+def error_names(event: Event, code: str) -> bool:
+    """The event's error is the Kafka error ``code`` (``NOTCOORDINATOR``), however the client prints it:
+    NOT_COORDINATOR, "Not coordinator" or NotCoordinatorForGroup."""
+    return code in (event.error or "").upper().replace(" ", "").replace("_", "")
+
+
 def answered_not_coordinator(event: Event) -> bool:
-    """The broker a member asked said it is not (or no longer) the group's coordinator: the coordinator moved.
-    Error codes print as NOT_COORDINATOR, "Not coordinator" or NotCoordinatorForGroup, whatever the client."""
-    return "NOTCOORDINATOR" in (event.error or "").upper().replace(" ", "").replace("_", "")
+    """The broker a member asked said it is not (or no longer) the group's coordinator: the coordinator moved."""
+    return error_names(event, "NOTCOORDINATOR")
 
 
 def answered_unknown_member(event: Event) -> bool:
     """The coordinator no longer knows the member (UNKNOWN_MEMBER_ID, "Unknown member", UnknownMemberId)."""
-    return "UNKNOWNMEMBER" in (event.error or "").upper().replace(" ", "").replace("_", "")
+    return error_names(event, "UNKNOWNMEMBER")
 
 
 def broker_id(printed: str) -> str:
