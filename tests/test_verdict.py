@@ -5,7 +5,9 @@ the pod, the impact and what to do; routine operations read as routine, and seve
 
 from __future__ import annotations
 
-from support import ExitStatus
+import json
+
+from support import FIXTURES, ExitStatus
 
 
 def test_a_gc_pause_behind_a_heartbeat_expiry_is_the_first_link_of_the_chain(analysis, cli):
@@ -85,3 +87,23 @@ def test_a_static_member_back_without_a_rebalance_is_no_rebalance(analysis):
     rebalances = analysis("static-member-fencing").groups[0].rebalances
 
     assert [(r.from_generation, r.to_generation) for r in rebalances] == [(17, 18), (18, 19), (19, 20), (20, 21)]
+
+
+def test_a_first_join_at_a_huge_generation_is_not_a_storm(cli, tmp_path):
+    """A franz-go consumer joins an Azure Event Hubs group, whose generations run in the tens of millions: one
+    rebalance is a member joining, not a group that has rebalanced in a loop for a long time. The same group seen
+    reaching the next generation too is in a loop."""
+    def report(path) -> dict:
+        return json.loads(cli("report", str(path), "--format", "json").stdout)
+
+    def findings(document: dict) -> set[str]:
+        return {finding["kind"] for group in document["groups"] for finding in group["findings"]}
+
+    joined = report(next((FIXTURES / "corpus").glob("362-*.log")))
+    assert joined["verdict"]["root_cause"] == "member_join" and "rebalance_storm" not in findings(joined)
+
+    looping = tmp_path / "kafka-1-server.log"
+    looping.write_text("".join(
+        f"[2024-05-01 10:00:0{n},000] INFO [GroupCoordinator 1]: Stabilized group orders generation {76048271 + n} "
+        f"(__consumer_offsets-7) with 3 members (kafka.coordinator.group.GroupCoordinator)\n" for n in range(2)))
+    assert "rebalance_storm" in findings(report(looping))
