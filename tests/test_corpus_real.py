@@ -41,7 +41,7 @@ KNOWN_GAPS = {
     "434": "a coordinator line a terminal wrapped mid-word: the wrapped part is not joined back",
     "441": "members that left shown only by larger shares of the same partitions: a departure, but not how it happened",
     "442": "franz-go behind a logger that prints the message and then \"key\":\"value\" pairs without braces",
-    "451": "partitions added to a topic, shown only by a new session subscribing to a higher partition number",
+    "451": "partitions added to a topic, shown only by a new session subscribing to a higher partition number (`unknown`)",
     "456": "a log of the application's own sarama handler lines (setup, cleanup), no library line",
 }
 

@@ -256,7 +256,13 @@ def _only_starting_before(event: Event, index: TimeIndex) -> bool:
     an earlier join): only start-up lines, and detail that shows neither (diagnostics). The whole file, not only the
     member's own lines: a line whose client id a paste mangled is another participant, and a consumer starting
     beside a busy one is not the only change."""
-    return index.first_in_file(event, "busy", lambda e: not _start_up_line(e) and e.kind != "diagnostic") >= index.place_in_file(event)
+    return index.first_in_file(event, "busy", _at_work) >= index.place_in_file(event)
+
+
+def _at_work(event: Event) -> bool:
+    """A line only a consumer at work prints: anything but start-up lines and detail, or detail that names the
+    partitions it was consuming (sarama's "closed dead subscription to orders/3")."""
+    return not _start_up_line(event) and (event.kind != "diagnostic" or bool(event.partitions))
 
 
 def _started_with(episode: Episode, window: list[Event]) -> bool:
