@@ -35,13 +35,13 @@ KNOWN_GAPS = {
     **dict.fromkeys(("400", "406", "407", "408", "427"),
                     "Kafka 4.x coordinator wordings (a share line wrapped over three lines, a first epoch without its join), lines an author cut with '…'"),
     "426": "records an author wrapped after their logger: the event is the message's line, not the record's first",
-    "430": "a Connect worker's own shutdown line, in another container's log, not tied to the survivor's rebalance",
-    "432": "a probing rebalance known only by its timing (probing.rebalance.interval.ms after the last one)",
+    "430": "a Connect worker's own shutdown line, in another container's log, not tied to the survivor's rebalance (says member_join)",
+    "432": "a probing rebalance known only by its timing, probing.rebalance.interval.ms after the last (says cooperative_followup)",
     "433": "a Connect task killed by its error before its consumer's LeaveGroup: the deciding line is no event",
     "434": "a coordinator line a terminal wrapped mid-word: the wrapped part is not joined back",
     "441": "members that left shown only by larger shares of the same partitions: a departure, but not how it happened",
     "442": "franz-go behind a logger that prints the message and then \"key\":\"value\" pairs without braces",
-    "451": "partitions added to a topic, shown only by a new session subscribing to a higher partition number (`unknown`)",
+    "451": "partitions added to a topic, shown only by a new session subscribing to a higher partition number",
     "456": "a log of the application's own sarama handler lines (setup, cleanup), no library line",
 }
 
