@@ -174,10 +174,15 @@ def context(section: str, values: dict[str, object]) -> tuple[str, str]:
     return "[Consumer clientId={client_id}, groupId={group}] ".format(**values), f"org.apache.kafka.clients.consumer.internals.{logger}"
 
 
+def timestamp(at: datetime, spec: dict) -> str:
+    """``at`` as a layout of the simulator writes it (``%3f``: milliseconds)."""
+    return at.strftime(spec["ts"].replace("%3f", f"{at.microsecond // 1000:03d}"))
+
+
 def envelope(node: Node, at: datetime, level: str, logger: str, thread: str, message: str) -> str:
     """The record as the node's layout writes it (continuation lines of a multi-line message as they are)."""
     spec = node.spec
-    ts = at.strftime(spec["ts"].replace("%3f", f"{at.microsecond // 1000:03d}"))
+    ts = timestamp(at, spec)
     if spec["kind"] == "json":
         keys = spec["keys"]
         return json.dumps({keys["ts"]: ts, keys["version"]: "1", keys["msg"]: message, keys["logger"]: logger,

@@ -15,7 +15,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from realistic import LAYOUTS, context, fill, rebalance_rows
+from realistic import LAYOUTS, context, fill, rebalance_rows, timestamp
 
 # The two coordinator rows of one classic rebalance, as the reference writes them since Kafka 2.8.
 STARTED, STABILIZED = "Preparing to rebalance group {group} in state", "Stabilized group {group} generation {generation} ("
@@ -38,8 +38,7 @@ def storm_lines(rebalances: int, groups: int, seed: int = 7) -> list[str]:
                   "member_count": MEMBERS, "state": "PreparingRebalance"}
         for row in (started, stabilized):
             prefix, logger = context(row.section, values)
-            stamp = at.strftime(spec["ts"].replace("%3f", f"{at.microsecond // 1000:03d}"))
-            lines.append(spec["format"].format(ts=stamp, level=row.level, msg=prefix + fill(row.template, values, rng), logger=logger))
+            lines.append(spec["format"].format(ts=timestamp(at, spec), level=row.level, msg=prefix + fill(row.template, values, rng), logger=logger))
             values["generation"] += 1
             at += timedelta(milliseconds=20)
         generations[index] += 1

@@ -164,7 +164,8 @@ def classify_reason(reason: str, catalog: Catalog) -> tuple[str, dict[str, str]]
 
 def context_fields(messages: pl.Series, threads: pl.Series, catalog: Catalog) -> dict[str, pl.Series]:
     """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …): per field, the first
-    prefix (in catalog order) that names it in the message, else in the envelope's thread name as a log
+    prefix (in catalog order) that names it in the message (with its record's continuation lines, see
+    :func:`_with_continuation`), else in the envelope's thread name as a log
     prints it (``[orders-app-<uuid>-StreamThread-1]`` names a Streams application)."""
     fields: dict[str, pl.Series] = {}
     for texts in (messages, "[" + threads + "]"):
@@ -192,8 +193,8 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
     ``file_node`` and ``reader`` (a key of ``zones``, the zone naive times are read in).
 
     A field's value is the message's own group, else the pattern's constant, else a context prefix in the
-    message, a JSON key of the record, or (thread) the envelope; a reason fills the cause (and the member
-    it names) where still empty."""
+    message or its continuation lines, a JSON key of the record, or (thread) the envelope; a reason fills the
+    cause (and the member it names) where still empty."""
     import polars as pl
 
     envelope = envelopes(matched, catalog, zones)
