@@ -107,3 +107,24 @@ def test_a_first_join_at_a_huge_generation_is_not_a_storm(cli, tmp_path):
         f"[2024-05-01 10:00:0{n},000] INFO [GroupCoordinator 1]: Stabilized group orders generation {76048271 + n} "
         f"(__consumer_offsets-7) with 3 members (kafka.coordinator.group.GroupCoordinator)\n" for n in range(2)))
     assert "rebalance_storm" in findings(report(looping))
+
+
+def test_a_group_whose_rebalance_has_a_known_cause_leads_one_whose_rebalance_has_none(cli, tmp_path):
+    """A coordinator's log names why group orders rebalanced (a new member), while of group audit it shows only the
+    new generation. The verdict leads with what the logs show, not with the group they say nothing about."""
+    log = tmp_path / "kafka-1-server.log"
+    log.write_text(
+        "[2024-05-01 10:00:00,000] INFO [GroupCoordinator 1]: Stabilized group audit generation 9 (__consumer_offsets-3) "
+        "with 2 members (kafka.coordinator.group.GroupCoordinator)\n"
+        "[2024-05-01 10:00:01,000] INFO [GroupCoordinator 1]: Preparing to rebalance group orders in state PreparingRebalance "
+        "with old generation 4 (__consumer_offsets-7) (reason: Adding new member consumer-orders-2-5d1e with group instance "
+        "id None) (kafka.coordinator.group.GroupCoordinator)\n"
+        "[2024-05-01 10:00:04,000] INFO [GroupCoordinator 1]: Stabilized group orders generation 5 (__consumer_offsets-7) "
+        "with 2 members (kafka.coordinator.group.GroupCoordinator)\n")
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+
+    assert document["verdict"]["root_cause"] == "member_join"
+    assert document["verdict"]["headline"].startswith("routine scale-out in orders (and 1 other group)")
+    audit = next(group for group in document["groups"] if group["group_id"] == "audit")
+    assert [finding["kind"] for finding in audit["findings"]] == ["unexplained_rebalances"]

@@ -272,14 +272,16 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
         spacing = f", every {probe.interval_ms / 60000:.1f} min" if probe.interval_ms else ""
         expected = f" (probing.rebalance.interval.ms = {probe.expected_interval_ms / 60000:.1f} min)"
         add("probing_rebalances", f"{probe.count} probing rebalances{spacing}{expected}", _evidence(by_cause.get("probing_rebalances", [])))
-    failed = [r for r in rebalances if r.failed] + by_cause.get("failed_rebalances", [])
+    retried = by_cause.get("failed_rebalances", [])
+    failed = [r for r in rebalances if r.failed] + retried
     failures = [e for e in timeline if e.kind in ("join_failed", "sync_failed", "rebalance_failed")]
     if failed:
-        add("failed_rebalances", f"{failed_count} rebalance(s) never reached a stable generation; "
-            f"{len(failures)} JoinGroup/SyncGroup failure line(s)", [e.evidence for e in failures] + _evidence(failed),
-            severity=None if failed_count else "warning")
+        summary = (f"{failed_count} rebalance(s) never reached a stable generation" if failed_count
+                   else f"{len(retried)} rebalance(s) started again after the previous one failed")
+        add("failed_rebalances", f"{summary}; {len(failures)} JoinGroup/SyncGroup failure line(s)",
+            [e.evidence for e in failures] + _evidence(failed), severity=None if failed_count else "warning")
     elif failures:  # members retried and got through: worth a look, not an outage
-        add("failed_rebalances", f"{len(failures)} JoinGroup/SyncGroup failure line(s); every rebalance still completed",
+        add("failed_rebalances", f"{len(failures)} JoinGroup/SyncGroup failure line(s); no rebalance failed",
             [e.evidence for e in failures], severity="info")
     storm = None if restart is not None and _all_routine(rebalances, restart[1]) else _storm(rebalances)
     if storm:  # critical when it hurt: failures, long pauses or a loop that never ends

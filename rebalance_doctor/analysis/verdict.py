@@ -9,7 +9,7 @@ from collections import Counter
 from datetime import timedelta
 
 from .findings import CAUSE_FINDING
-from .model import EPOCH_PROTOCOLS, GroupAnalysis, Rebalance, Verdict, duration_text, member_tail
+from .model import EPOCH_PROTOCOLS, Finding, GroupAnalysis, Rebalance, Verdict, duration_text, member_tail
 
 # The one or two things to do, per finding, as a responder would say them (the findings carry the full advice).
 ACTIONS = {
@@ -104,8 +104,9 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
             return Verdict("share_group", "info", f"{TITLES['share_group']} in {shared.group_id}", chain, [], [], impact,
                            ACTIONS["share_group"], known.most_common(1)[0][0] if known else "unknown")
         return Verdict("none", "info", "no rebalance in these logs", [], [], [], impact, [], _root_cause([], groups))
-    group = next((g for g in rebalanced if g.findings), rebalanced[0])
-    finding = group.findings[0] if group.findings else None
+    # a group whose rebalances have a known cause leads one whose only finding is that nothing is known of them
+    group = next((g for g in rebalanced if _explained(g)), None) or next((g for g in rebalanced if g.findings), rebalanced[0])
+    finding = next((f for f in group.findings if not _retried_only(f, group)), None)
     kind = finding.kind if finding else CAUSE_FINDING.get(Counter(r.cause.kind for r in group.rebalances).most_common(1)[0][0], "member_churn")
     caused = [r for r in group.rebalances if r.cause.kind in FINDING_CAUSES.get(kind, ())] or group.rebalances
     if kind == "rolling_restart":  # who restarted: the members that left, in order
@@ -139,6 +140,16 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
     severity = finding.severity if finding else "info"
     return Verdict(kind, severity, title, chain, [g.group_id for g in groups if g.rebalances], nodes, impact, actions,
                    _root_cause(caused, groups, group))
+
+
+def _retried_only(finding: Finding, group: GroupAnalysis) -> bool:
+    """JoinGroup or SyncGroup failure lines, but no rebalance failed or was started again for one: the members
+    retried and got through; that is not what happened."""
+    return finding.kind == "failed_rebalances" and not any(r.failed or r.cause.kind == "failed_rebalance_retry" for r in group.rebalances)
+
+
+def _explained(group: GroupAnalysis) -> bool:
+    return any(f.kind != "unexplained_rebalances" for f in group.findings) or any(r.cause.kind != "unknown" for r in group.rebalances)
 
 
 def _origin(rebalance: Rebalance, rounds: list[Rebalance], position: dict[int, int]) -> str:
