@@ -32,17 +32,19 @@ KNOWN_GAPS = {
     **dict.fromkeys(("272", "371"), "Streams threads shutting down, without consumer lines"),
     "307": "the group named only in a line that is no event",
     "351": "KafkaJS lines that name neither the group nor the consumer prefix",
-    **dict.fromkeys(("400", "406", "407", "408", "427"),
+    **dict.fromkeys(("400", "407", "408", "427"),
                     "Kafka 4.x coordinator wordings (a share line wrapped over three lines, a first epoch without its join), lines an author cut with '…'"),
     "426": "records an author wrapped after their logger: the event is the message's line, not the record's first",
     "430": "a Connect worker's own shutdown line, in another container's log, not tied to the survivor's rebalance (says member_join)",
     "432": "a probing rebalance known only by its timing, probing.rebalance.interval.ms after the last (says cooperative_followup)",
-    "433": "a Connect task killed by its error before its consumer's LeaveGroup: the deciding line is no event",
+    **dict.fromkeys(("433", "471"), "a Connect task killed by its error before its consumer's LeaveGroup: the deciding line is no event"),
     "434": "a coordinator line a terminal wrapped mid-word: the wrapped part is not joined back",
     "441": "members that left shown only by larger shares of the same partitions: a departure, but not how it happened",
     "442": "franz-go behind a logger that prints the message and then \"key\":\"value\" pairs without braces",
     "451": "partitions added to a topic, shown only by a new session subscribing to a higher partition number",
     "456": "a log of the application's own sarama handler lines (setup, cleanup), no library line",
+    **dict.fromkeys(("460", "483"), "a member elected leader of a group it is alone in, with no start-up line: its first join by inference"),
+    **dict.fromkeys(("462", "463", "465", "480"), "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
 }
 
 

@@ -259,6 +259,11 @@ def _only_starting_before(event: Event, index: TimeIndex) -> bool:
     return index.first_in_file(event, "busy", _at_work) >= index.place_in_file(event)
 
 
+def _joins_holding_partitions(event: Event) -> bool:
+    """A join logged with the partitions the member holds (ruby-kafka tags its lines with them): it was at work."""
+    return event.kind == "join_start" and bool((event.partitions or "").strip("[]{} ,"))
+
+
 def _at_work(event: Event) -> bool:
     """A line only a consumer at work prints: anything but start-up lines and detail, or detail that names the
     partitions it was consuming (sarama's "closed dead subscription to orders/3")."""
@@ -375,11 +380,14 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
     candidates: list[tuple[float, int, str, Event]] = []
     first_seen = index.first_seen
     joined = [ep.join.at for ep in draft.episodes if ep.join is not None and ep.join.at is not None]
+    joining_since = _joining_since(draft)
     for position, event in enumerate(window):
         if _next_round(event) and joined and event.at is not None and event.at > min(joined):
             continue  # a followup scheduled once this rebalance's join was done: it starts the next round, it did not start this one
+        if event.kind in ("join_requested", "leave_group") and _after(event, joining_since.get(event.participant)):
+            continue  # the member was already joining this rebalance: what it asks for later did not start it
         if (first_seen.get(event.participant) is event and event.kind in STARTUP and event.component != "broker"
-                and _only_starting_before(event, index)):
+                and not _joins_holding_partitions(event) and _only_starting_before(event, index)):
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
         if event.component == "broker":
             continue
@@ -417,6 +425,19 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
         return None
     _, _, kind, event = min(candidates)
     return kind, event, event.member_id or members.get(event.participant)
+
+
+def _joining_since(draft: Draft) -> dict[tuple[str, str, str], datetime]:
+    """When each member of the rebalance first set out to join it."""
+    since: dict[tuple[str, str, str], datetime] = {}
+    for event in draft.events:
+        if event.kind == "join_start" and event.at is not None:
+            since[event.participant] = min(event.at, since.get(event.participant, event.at))
+    return since
+
+
+def _after(event: Event, at: datetime | None) -> bool:
+    return at is not None and event.at is not None and event.at > at
 
 
 def _next_round(event: Event) -> bool:

@@ -16,7 +16,7 @@ from .schema import INTEGER_FIELDS
 BUNDLED_DIR = Path(__file__).resolve().parent / "patterns"  # package data: the YAML ships in the wheel
 
 ENVELOPE_GROUPS = frozenset({"ts", "level", "logger", "thread", "node", "msg"})
-CONTEXT_GROUPS = frozenset({"groupId", "clientId", "instanceId", "thread", "coordinator", "memberId"})
+CONTEXT_GROUPS = frozenset({"groupId", "clientId", "instanceId", "thread", "coordinator", "memberId", "partitions"})
 REASON_GROUPS = frozenset({"memberId", "instanceId"})
 
 

@@ -266,6 +266,7 @@ def _json_layers(texts: list[str | None], catalog: Catalog) -> list[pl.DataFrame
 
 
 _JSON_SCANNER = json.scanner.make_scanner(json.JSONDecoder())
+_MESSAGE_KEYS = frozenset(_JSON_KEYS["msg"])
 _JSON_WHITESPACE = " \t\n\r"
 
 
@@ -286,6 +287,8 @@ def _decoded_json(texts: list[str | None], catalog: Catalog) -> dict[str, list[s
             continue
         if type(record) is not dict or text[end:].strip(_JSON_WHITESPACE):
             continue
+        if record.keys().isdisjoint(_MESSAGE_KEYS):  # a wrapper ({"applicationLog": {…}}): the record is the object inside
+            record = next((v for v in record.values() if type(v) is dict and not v.keys().isdisjoint(_MESSAGE_KEYS)), record)
         for name, keys in field_keys if not record.keys().isdisjoint(field_key_set) else ():
             column = columns[name]
             if column[row] is not None:
