@@ -59,8 +59,8 @@ def test_small_files_packed_by_a_scan_process_give_the_one_pass_table(tmp_path: 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(parallel, "SCAN_PROCESSES", 2)
     tasks, scanned_here = [], []
-    batches, scan_task = parallel._batches, parallel.LocalScanner.scan_task
-    monkeypatch.setattr(parallel, "_batches", lambda units: tasks.extend(batches(units)) or tasks)
+    batches, scan_task = parallel.task_batches, parallel.LocalScanner.scan_task
+    monkeypatch.setattr(parallel, "task_batches", lambda units: tasks.extend(batches(units)) or tasks)
     monkeypatch.setattr(parallel.LocalScanner, "scan_task", lambda self, task: scanned_here.append(task) or scan_task(self, task))
     shared = load([str(tmp_path)])
     assert any(len(task) > 1 for task in tasks) and any(unit[1] is not None and unit[1][0] > 0 for task in tasks for unit in task)
@@ -229,7 +229,7 @@ def test_the_last_units_of_work_are_small_so_the_scan_processes_finish_together(
         ranges = [span for unit_source, span, _ in units if unit_source is source]
         assert ranges[0][0] == 0 and ranges[-1][1] == source.size
         assert all(previous[1] == span[0] for previous, span in itertools.pairwise(ranges))
-    tasks = parallel._batches(units)
+    tasks = parallel.task_batches(units)
     assert [len(task) for task in tasks] == [1] * len(units)  # no span is large enough to batch with another
 
 

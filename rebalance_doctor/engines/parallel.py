@@ -59,7 +59,7 @@ class LocalScanner(BlockScanner):
         records (when the scanner knows the inputs' zones). ``progress(bytes_on_disk)`` is called as each
         file finishes."""
         units = work_units(sources)
-        tasks = _batches(units)
+        tasks = task_batches(units)
         helpers = min(SCAN_PROCESSES, len(tasks)) - 1  # this process scans too
         in_process = helpers < 1 or sum(s.size for s in sources) < PARALLEL_MIN_BYTES or any(s.path is None for s in sources)
         scans = {source.order: FileScan(source=source) for source in sources}
@@ -142,12 +142,13 @@ def shifted_lines(records: pl.DataFrame, counts: list[int], shifts: list[int]) -
                                                            dtype=pl.Int64))
 
 
-def work_units(sources: list[Source]) -> list[Unit]:
-    """The inputs as units of parallel work: whole files, or spans of large ones (see ``_guided_size``)."""
+def work_units(sources: list[Source], unit_size: Callable[[int, int], int] | None = None) -> list[Unit]:
+    """The inputs as units of parallel work: whole files, or spans of large ones, of ``unit_size(remaining,
+    offset)`` bytes where that much of the input remains (``_guided_size`` by default)."""
     units: list[Unit] = []
     remaining = sum(source.size for source in sources)
     for source in sources:
-        parts = spans(source, functools.partial(_guided_size, remaining))
+        parts = spans(source, functools.partial(unit_size or _guided_size, remaining))
         binary = _is_binary(source) if len(parts) > 1 else None  # a span cannot tell: sniff the file's head once
         units += [(source, span, binary) for span in parts]
         remaining -= source.size
@@ -217,16 +218,16 @@ def _guided_size(remaining: int, offset: int = 0) -> int:
     return min(blocks.SPAN_SIZE, max(TAIL_BYTES, share))
 
 
-def _batches(units: list[Unit]) -> list[list[Unit]]:
-    """Consecutive units grouped to about one span's worth of bytes (less towards the end: see
-    ``_guided_size``): 2,000 small files from a 300-pod deployment cost a few hand-offs to the scan
+def task_batches(units: list[Unit], task_size: Callable[[int], int] | None = None) -> list[list[Unit]]:
+    """Consecutive units grouped to about ``task_size(remaining)`` bytes (by default a batch's worth, less towards
+    the end: see ``_guided_size``): 2,000 small files from a 300-pod deployment cost a few hand-offs to the scan
     processes, not 2,000."""
     sizes = [span[1] - span[0] if span else source.size for source, span, *_ in units]
     remaining = sum(sizes)
     tasks: list[list[Unit]] = []
     size = 0
     for unit, unit_size in zip(units, sizes, strict=True):
-        if not tasks or size + unit_size > min(BATCH_BYTES, _guided_size(remaining)):
+        if not tasks or size + unit_size > (task_size(remaining) if task_size else min(BATCH_BYTES, _guided_size(remaining))):
             tasks.append([])
             size = 0
         tasks[-1].append(unit)

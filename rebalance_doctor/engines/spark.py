@@ -1,10 +1,12 @@
 """The Spark engine: the polars engine's scan on a Spark cluster, for logs that outgrow one machine.
 
-Spark reads the files (any Hadoop file system, splits of large files on many executors). Each task hands
-its splits' lines, as Arrow batches, to the polars engine's own block scan (:class:`~.local.BlockScanner`:
-prefilter, catalog regexes, record extents, line accounting, rows), so both engines give the same event
-table. The rows stay on the cluster, numbered from the first line of their piece of a file; only each
-piece's accounting comes back, for the driver to merge in file order (:class:`SparkScan`).
+Every task runs the polars engine's own block scan (:class:`~.local.BlockScanner`: prefilter, catalog
+regexes, record extents, line accounting, rows), so both engines give the same event table. Files on a
+path the executors share (local paths, ``file://``) are cut into the polars engine's units of work,
+which the executors read themselves; files behind Hadoop connectors (``hdfs://``, ``s3a://`` …) are read
+by Spark, and each task hands its splits' lines, as Arrow batches, to the scan. The rows stay on the
+cluster, numbered from the first line of their piece of a file; only each piece's accounting comes back,
+for the driver to merge in file order (:class:`SparkScan`).
 """
 
 from __future__ import annotations
@@ -32,17 +34,13 @@ from ..reading.accounting import Accounting, FileScan
 from ..reading.blocks import (
     BINARY_SNIFF,
     BLOCK_SIZE,
-    GZIP,
-    PLAIN,
     looks_binary,
-    raw_head,
-    read_head,
-    stored_form,
 )
 from ..reading.kernel import BlockFile, Collected, concat_records
 from ..reading.rows import event_rows
-from ..reading.sources import InputError, Source, expand
-from .local import BlockScanner, Scanned
+from ..reading.sources import Source, expand
+from .local import BlockScanner, Scanned, Unit
+from .parallel import task_batches, work_units
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -208,26 +206,34 @@ class SparkScanner:
         """Every source scanned on the cluster: the rows stay there (see :class:`SparkScan`), the accounting comes
         back, merged file by file. ``zones``: the inputs' time zones (rows are made on the executors)."""
         scans = {source.order: FileScan(source=source) for source in sources}
+        local = [source for source in sources if source.path is not None]  # read by the executors, as the polars engine reads them
         binary: set[int] = set()
         for source in sources:
-            problem = self._unreadable(source)
+            problem = None if source.path is not None else self._unreadable(source)
             if problem == "binary":
                 binary.add(source.order)
                 scans[source.order].problem = f"{source.display}: binary file skipped"
             elif problem:
                 scans[source.order].problem = problem
-        readable = [s for s in sources if scans[s.order].problem is None or s.order in binary]
-        if not readable:
+        remote = [s for s in sources if s.path is None and (scans[s.order].problem is None or s.order in binary)]
+        if not local and not remote:
             return SparkScan(None, {}, list(scans.values()))
+        task_bytes = self._task_bytes(sum(source.size for source in local))
+        units = task_batches(work_units(local, lambda *_: task_bytes), lambda _: task_bytes)
         task = _Task(self.catalog, self.collect, zones,
-                     {_source_key(s): BlockFile(s.order, s.display, s.node) for s in readable}, frozenset(binary))
+                     {_source_key(s): BlockFile(s.order, s.display, s.node) for s in remote}, frozenset(binary), units)
         with spark_errors("scan"):
             from pyspark import StorageLevel
             from pyspark.sql import functions as F
 
             _require_arrow_exchange()
             shipped = self.spark.sparkContext.broadcast(task)
-            scanned = self._lines(readable).mapInArrow(functools.partial(_scan_splits, shipped), _SCANNED_SCHEMA)
+            parts = []
+            if units:
+                parts.append(self.spark.range(0, len(units), 1, len(units)).mapInArrow(functools.partial(_scan_units, shipped), _SCANNED_SCHEMA))
+            if remote:
+                parts.append(self._lines(remote).mapInArrow(functools.partial(_scan_splits, shipped), _SCANNED_SCHEMA))
+            scanned = functools.reduce(lambda a, b: a.union(b), parts)
             scanned = scanned.persist(StorageLevel.MEMORY_AND_DISK)  # read once: its accounting, then its rows
             parts = scanned.filter(F.col("payload").isNotNull()).select(*PIECE_KEYS, "payload").collect()
         pieces = sorted((tuple(row[key] for key in PIECE_KEYS), row["payload"]) for row in parts)  # each file's pieces in file order
@@ -235,24 +241,24 @@ class SparkScanner:
         rows = scanned.filter(F.col("payload").isNull()).drop("payload")
         return SparkScan(rows, shifts, list(scans.values()), lambda: (scanned.unpersist(), shipped.destroy()))
 
+    def _task_bytes(self, total: int) -> int:
+        """How much of the local files a task reads: what Spark puts in a split of the files it reads itself
+        (``spark.sql.files.maxPartitionBytes``, less where the input spread over the cores is smaller), so that
+        both ways of reading cut the input alike and the same settings tune them."""
+        conf = self.spark.conf
+        sizes = self.spark.sparkContext._jvm.org.apache.spark.network.util.JavaUtils
+        most = sizes.byteStringAsBytes(conf.get("spark.sql.files.maxPartitionBytes", "128m"))
+        least = sizes.byteStringAsBytes(conf.get("spark.sql.files.openCostInBytes", "4m"))
+        return min(most, max(least, total // max(1, self.spark.sparkContext.defaultParallelism)))
+
     def _unreadable(self, source: Source) -> str | None:
-        """Why a source cannot be scanned ("binary" when it is to be counted, not read), checked on the driver
-        so that both engines report the same problems."""
-        if source.path is None and source.uri is None:
+        """Why a source Spark reads cannot be scanned ("binary" when it is to be counted, not read), checked on the
+        driver so that both engines report the same problems."""
+        if source.uri is None:
             return f"{source.display}: the Spark engine cannot read stdin (save it to a file, or use --engine polars)"
         try:
-            if source.uri:
-                head = _remote_head(self.spark, source.uri)
-            else:
-                head = read_head(source)
-                form = stored_form(raw_head(source))
-                if form == GZIP and not source.display.endswith(".gz"):
-                    return f"{source.display}: gzip data without a .gz name (rename it for the Spark engine)"
-                if form not in (GZIP, PLAIN):
-                    return f"{source.display}: {form} text: Spark reads UTF-8 lines (use --engine polars, which converts it)"
-        except InputError as exc:
-            return str(exc)
-        except Exception as exc:  # OSError locally, py4j errors remotely
+            head = _remote_head(self.spark, source.uri)
+        except Exception as exc:  # py4j errors: no connector, no credentials, …
             return f"{source.display}: cannot read ({str(exc).splitlines()[0] if str(exc) else exc})"
         return "binary" if looks_binary(head) else None
 
@@ -284,32 +290,53 @@ class SparkScan:
 @dataclass(frozen=True)
 class _Task:
     """What every task of a scan needs, broadcast once: the catalog, the inputs' zones (rows are made on the
-    executors) and each readable file (by its key, see :func:`_spark_key`), binary ones only counted."""
+    executors), each file Spark reads (by its key, see :func:`_spark_key`; binary ones only counted) and the
+    units of work of the files the executors read themselves, a list per task."""
 
     catalog: Catalog
     collect: Collected
     zones: dict[int, tzinfo] | None
     files: dict[tuple[str, str, str], BlockFile]
     binary: frozenset[int]
+    units: list[list[Unit]]
     token: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)  # tells this scan from earlier ones
 
 
-PIECE_KEYS = ("piece_order", "piece_split", "piece_number")  # a piece of a file: its input order, split offset, block in the split
+# a piece of a file: its input order, where in the file its Spark split (or its task, among the tasks in file order)
+# starts, and its number there
+PIECE_KEYS = ("piece_order", "piece_split", "piece_number")
 _SCANNED_SCHEMA = f"{spark_schema()}, {', '.join(f'{key} bigint' for key in PIECE_KEYS)}, payload binary"
 _scanners: dict[str, BlockScanner] = {}  # per Python worker (Spark reuses them): the scanner of the current scan
 
 
-def _scan_splits(shipped: Broadcast[_Task], batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """One Spark task (on an executor): its splits' lines, a block at a time, through the polars engine's scan.
-    It hands back its rows, each with its piece, and a row per piece with the piece's pickled accounting."""
-    import numpy as np
-    import pyarrow as pa
-
-    task = shipped.value
+def _scanner(task: _Task) -> BlockScanner:
     if task.token not in _scanners:
         _scanners.clear()
         _scanners[task.token] = BlockScanner(task.catalog, task.collect, zones=task.zones)
-    scanner = _scanners[task.token]
+    return _scanners[task.token]
+
+
+def _scan_units(shipped: Broadcast[_Task], batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Spark tasks (on an executor) that read local files themselves: each task's units of work (whole files, or
+    spans of large ones), read and scanned as a polars engine's scan process does. Its parts, in the order they
+    come, are numbered per file."""
+    task = shipped.value
+    scanner = _scanner(task)
+    for batch in batches:
+        for index in batch.column(0).to_pylist():
+            pieces = list(scanner.scan_task(task.units[index]))
+            numbers: Counter[int] = Counter()
+            keys = []
+            for order, *_ in (part for piece in pieces for part in piece.parts):
+                keys.append((order, index, numbers[order]))
+                numbers[order] += 1
+            yield from _handed_back(task, keys, pieces)
+
+
+def _scan_splits(shipped: Broadcast[_Task], batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One Spark task (on an executor): its splits' lines, a block at a time, through the polars engine's scan."""
+    task = shipped.value
+    scanner = _scanner(task)
     keys: list[tuple[int, int, int]] = []
     pieces: list[Scanned] = []
     for (file_path, split), number, lines in _split_blocks(batches):
@@ -319,6 +346,15 @@ def _scan_splits(shipped: Broadcast[_Task], batches: Iterator[pa.RecordBatch]) -
             pieces.append(Scanned(parts=[(file.order, Accounting(Counter(unreadable=len(lines))), 0)]))
         else:
             pieces.append(scanner.scan_block(_block_of(lines), [file]))
+    yield from _handed_back(task, keys, pieces)
+
+
+def _handed_back(task: _Task, keys: list[tuple[int, int, int]], pieces: list[Scanned]) -> Iterator[pa.RecordBatch]:
+    """What a task hands back: its rows, each with the key (PIECE_KEYS) of its part, and a row per part (``keys``:
+    one per part of ``pieces``, in order) with the part's pickled accounting."""
+    import numpy as np
+    import pyarrow as pa
+
     if not pieces:
         return
     schema = arrow_schema()
