@@ -38,13 +38,15 @@ KNOWN_GAPS = {
     "430": "a Connect worker's own shutdown line, in another container's log, not tied to the survivor's rebalance (says member_join)",
     "432": "a probing rebalance known only by its timing, probing.rebalance.interval.ms after the last (says cooperative_followup)",
     **dict.fromkeys(("433", "471"), "a Connect task killed by its error before its consumer's LeaveGroup: the deciding line is no event"),
-    "434": "a coordinator line a terminal wrapped mid-word: the wrapped part is not joined back",
+    **dict.fromkeys(("434", "491"), "a coordinator line a terminal or a web page wrapped mid-line: the wrapped part is not joined back"),
     "441": "members that left shown only by larger shares of the same partitions: a departure, but not how it happened",
     "442": "franz-go behind a logger that prints the message and then \"key\":\"value\" pairs without braces",
     "451": "partitions added to a topic, shown only by a new session subscribing to a higher partition number",
     "456": "a log of the application's own sarama handler lines (setup, cleanup), no library line",
     **dict.fromkeys(("460", "483"), "a member elected leader of a group it is alone in, with no start-up line: its first join by inference"),
-    **dict.fromkeys(("462", "463", "465", "480"), "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
+    "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
+    **dict.fromkeys(("462", "463", "465", "480", "503"),
+                    "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
 }
 
 

@@ -128,3 +128,13 @@ def test_a_group_whose_rebalance_has_a_known_cause_leads_one_whose_rebalance_has
     assert document["verdict"]["headline"].startswith("routine scale-out in orders (and 1 other group)")
     audit = next(group for group in document["groups"] if group["group_id"] == "audit")
     assert [finding["kind"] for finding in audit["findings"]] == ["unexplained_rebalances"]
+
+
+def test_a_rebalance_the_coordinator_explains_leads_one_of_the_same_group_it_does_not(cli):
+    """A coordinator's log (a ThingsBoard deployment) shows a member leaving its group with the consumer's own reason,
+    then, after a gap, the group at a next generation whose start is not in the lines. The verdict names the leave."""
+    document = json.loads(cli("report", str(next((FIXTURES / "corpus").glob("500-*.log"))), "--format", "json").stdout)
+
+    assert document["verdict"]["root_cause"] == "member_leave"
+    causes = [r["cause"]["kind"] for g in document["groups"] if g["group_id"] == "transport-node-tb-http-transport" for r in g["rebalances"]]
+    assert causes == ["member_leave", "unknown"]

@@ -69,6 +69,7 @@ CAUSE_OF_FINDING = {finding: cause for cause, finding in CAUSE_FINDING.items() i
 CAUSE_OF_FINDING["static_member_replaced"] = "static_member_fencing"  # the vocabulary's "fenced or replaced"
 FINDING_CAUSES = {finding: {c for c, f in CAUSE_FINDING.items() if f == finding} for finding in set(CAUSE_FINDING.values())}
 MAX_ACTIONS = 2
+SHOWN = 0.8  # a cause this sure leads the verdict over rebalances the logs say nothing of
 COORDINATOR_REACH = timedelta(minutes=5)  # a member that lost its coordinator is expired within its session timeout
 
 
@@ -106,8 +107,9 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
         return Verdict("none", "info", "no rebalance in these logs", [], [], [], impact, [], _root_cause([], groups))
     # a group whose rebalances have a known cause leads one whose only finding is that nothing is known of them
     group = next((g for g in rebalanced if _explained(g)), None) or next((g for g in rebalanced if g.findings), rebalanced[0])
-    finding = next((f for f in group.findings if not _retried_only(f, group)), None)
-    kind = finding.kind if finding else CAUSE_FINDING.get(Counter(r.cause.kind for r in group.rebalances).most_common(1)[0][0], "member_churn")
+    finding = next((f for f in group.findings if not _retried_only(f, group) and not _unexplained_beside_known(f, group)), None)
+    known = [r.cause.kind for r in group.rebalances if r.cause.kind != "unknown"] or [r.cause.kind for r in group.rebalances]
+    kind = finding.kind if finding else CAUSE_FINDING.get(Counter(known).most_common(1)[0][0], "member_churn")
     caused = [r for r in group.rebalances if r.cause.kind in FINDING_CAUSES.get(kind, ())] or group.rebalances
     if kind == "rolling_restart":  # who restarted: the members that left, in order
         members = list(dict.fromkeys(d.member for r in caused for d in r.left))
@@ -148,8 +150,18 @@ def _retried_only(finding: Finding, group: GroupAnalysis) -> bool:
     return finding.kind == "failed_rebalances" and not any(r.failed or r.cause.kind == "failed_rebalance_retry" for r in group.rebalances)
 
 
+def _unexplained_beside_known(finding: Finding, group: GroupAnalysis) -> bool:
+    """Rebalances the logs say nothing of, in a group where they show why others happened: those lead."""
+    return finding.kind == "unexplained_rebalances" and any(_shown(r) for r in group.rebalances)
+
+
 def _explained(group: GroupAnalysis) -> bool:
-    return any(f.kind != "unexplained_rebalances" for f in group.findings) or any(r.cause.kind != "unknown" for r in group.rebalances)
+    return any(f.kind != "unexplained_rebalances" for f in group.findings) or any(_shown(r) for r in group.rebalances)
+
+
+def _shown(rebalance: Rebalance) -> bool:
+    """A cause the lines show, not one inferred from what they leave out (a member's log that starts with it)."""
+    return rebalance.cause.kind != "unknown" and rebalance.cause.confidence >= SHOWN
 
 
 def _origin(rebalance: Rebalance, rounds: list[Rebalance], position: dict[int, int]) -> str:
