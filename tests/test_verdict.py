@@ -138,3 +138,15 @@ def test_a_rebalance_the_coordinator_explains_leads_one_of_the_same_group_it_doe
     assert document["verdict"]["root_cause"] == "member_leave"
     causes = [r["cause"]["kind"] for g in document["groups"] if g["group_id"] == "transport-node-tb-http-transport" for r in g["rebalances"]]
     assert causes == ["member_leave", "unknown"]
+
+
+def test_a_join_refused_and_never_retried_is_a_rebalance_that_did_not_complete(cli):
+    """A Connect sink task's consumer shares its group id with a group of another protocol: its JoinGroup is refused
+    with a fatal error, the task is killed and its consumer leaves. No generation follows; the verdict says the
+    rebalance did not complete, not that a member joined and there is nothing to fix."""
+    document = json.loads(cli("report", str(next((FIXTURES / "corpus").glob("471-*.log"))), "--format", "json").stdout)
+
+    verdict = document["verdict"]
+    assert verdict["cause"] == "failed_rebalances" and verdict["severity"] == "warning"
+    assert verdict["chain"][0] == "1 rebalance did not complete (? → ✗)"
+    assert not any(action.startswith("Nothing to fix") for action in verdict["actions"])

@@ -280,9 +280,14 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
                    else f"{len(retried)} rebalance(s) started again after the previous one failed")
         add("failed_rebalances", f"{summary}; {len(failures)} JoinGroup/SyncGroup failure line(s)",
             [e.evidence for e in failures] + _evidence(failed), severity=None if failed_count else "warning")
-    elif failures:  # members retried and got through: worth a look, not an outage
-        add("failed_rebalances", f"{len(failures)} JoinGroup/SyncGroup failure line(s); no rebalance failed",
-            [e.evidence for e in failures], severity="info")
+    elif failures:
+        unfinished = [r for r in rebalances if not r.completed or r.to_generation is None]
+        if unfinished:  # no generation after them: the member may have given up (a fatal error), or the logs end there
+            add("failed_rebalances", f"{len(failures)} JoinGroup/SyncGroup failure line(s); {len(unfinished)} rebalance(s) not seen "
+                "reaching a generation", [e.evidence for e in failures] + _evidence(unfinished), severity="warning")
+        else:  # members retried and got through: worth a look, not an outage
+            add("failed_rebalances", f"{len(failures)} JoinGroup/SyncGroup failure line(s); no rebalance failed",
+                [e.evidence for e in failures], severity="info")
     storm = None if restart is not None and _all_routine(rebalances, restart[1]) else _storm(rebalances)
     if storm:  # critical when it hurt: failures, long pauses or a loop that never ends
         hurt = failed_count or total_pause >= LONG_PAUSE_MS or storm[0].startswith("generation")

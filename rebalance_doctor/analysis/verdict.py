@@ -145,9 +145,10 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
 
 
 def _retried_only(finding: Finding, group: GroupAnalysis) -> bool:
-    """JoinGroup or SyncGroup failure lines, but no rebalance failed or was started again for one: the members
-    retried and got through; that is not what happened."""
-    return finding.kind == "failed_rebalances" and not any(r.failed or r.cause.kind == "failed_rebalance_retry" for r in group.rebalances)
+    """JoinGroup or SyncGroup failure lines, but every rebalance reached its generation, none started again for a
+    failed one: the members retried and got through; that is not what happened."""
+    return finding.kind == "failed_rebalances" and all(
+        r.completed and r.to_generation is not None and not r.failed and r.cause.kind != "failed_rebalance_retry" for r in group.rebalances)
 
 
 def _unexplained_beside_known(finding: Finding, group: GroupAnalysis) -> bool:
@@ -229,7 +230,8 @@ def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: li
     if kind == "group_conversion":
         return [f"{who} joined with another group protocol", f"the coordinator converted the group at {at}", effect]
     if kind == "failed_rebalances":
-        failed = [r for r in group.rebalances if r.failed]
+        failed = [r for r in group.rebalances if r.failed] or [r for r in group.rebalances if not r.completed or r.to_generation is None]
         return [f"{len(failed)} rebalance{'s' if len(failed) != 1 else ''} did not complete ({', '.join(_generation(r) for r in failed[:3])})",
-                f"the group needed {len(group.rebalances)} rebalances, {duration_text(group.total_pause_ms)} of pause"]
+                f"the group needed {len(group.rebalances)} rebalance{'s' if len(group.rebalances) != 1 else ''}, "
+                f"{duration_text(group.total_pause_ms)} of pause"]
     return [effect]
