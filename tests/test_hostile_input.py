@@ -8,6 +8,7 @@ good log is still analysed.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import signal
@@ -351,6 +352,32 @@ def test_stack_traces_between_records(tmp_path, good):
     assert len(rows) == BROKER_EVENTS + 1
     assert "\\tat kafka.coordinator.group.GroupMetadataManager.storeGroup" in rows[2]
     assert '"line":11' in rows[3]  # "Stabilized group" after the trace keeps its own line number
+
+
+def test_lines_a_terminal_wrapped_are_read_whole(tmp_path, good):
+    """Lines pasted from a terminal that cut them at its width: a coordinator line cut mid-word, and a consumer line
+    cut at a space, which the paste dropped. Each event is read from its two halves joined (its generation, its
+    reason, its coordinator), its record keeps both lines as written, and both count as matched."""
+    broker = ("[2024-03-05 10:00:01,000] INFO [GroupCoordinator 1]: Preparing to rebalance group orders in state PreparingRebalance "
+              "with old generation 4 (__consumer_offsets-7) (reason: Adding new member consumer-orders-2-5d1e with group instance id "
+              "None) (kafka.coordinator.group.GroupCoordinator)")
+    client = ("[2024-03-05 10:00:02,000] INFO [Consumer clientId=consumer-orders-1, groupId=orders] Group coordinator kafka-1:9092 "
+              "(id: 2147483646 rack: null) is unavailable or invalid due to cause: session timed out without receiving a heartbeat "
+              "response. isDisconnected: false. Rediscovery will be attempted. (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)")
+    cut = client.index(" coordinator kafka-1")
+    halves = [broker[:167], broker[167:], client[:cut], client[cut + 1:]]
+    assert broker[162:170] == "(reason:" and client[cut - 5:cut] == "Group"  # mid-word, and at a space
+    path = tmp_path / "pasted.log"
+    path.write_text("\n".join(halves) + "\n")
+
+    run = events_of(good, path)
+
+    assert run.status == ExitStatus.OK
+    assert run.accounting["matched"] == BROKER_EVENTS + 4
+    rows = [json.loads(row) for row in run.events if str(path) in row]
+    assert [(row["kind"], row["line"]) for row in rows] == [("rebalance_start", 1), ("session_timeout", 3)]
+    assert rows[0]["generation"] == 4 and rows[0]["cause"] == "member_join" and rows[0]["raw"] == "\n".join(halves[:2])
+    assert rows[1]["coordinator"] == "kafka-1:9092 (id: 2147483646 rack: null)" and rows[1]["raw"] == "\n".join(halves[2:])
 
 
 def test_file_growing_while_read(tmp_path, good):

@@ -168,8 +168,15 @@ class _BlockWork:
         texts = self.lines.texts(lines)
         rows, patterns = self._candidates(np.searchsorted(lines, candidate_lines), anchors)
         matched = match_lines(texts, rows, patterns, self.catalog)
+        matched, lines, texts, raws, paired = self._unwrapped(matched, lines, texts, rows, patterns)
         winners = lines[matched["row"].to_numpy()]
-        records, covered = self._records(matched, winners, texts)
+        records, covered = self._records(matched, winners, texts, raws, paired)
+        overlap = winners[1:] < winners[:-1] + covered[:-1]  # a record that reaches the next match
+        dropped = (np.append(overlap, False) | np.insert(overlap, 0, False)) & paired[matched["row"].to_numpy()]
+        if dropped.any():  # a wrapped pair inside another record (a dump, a trace) is a part of that record
+            matched = matched.filter(~dropped)
+            winners = lines[matched["row"].to_numpy()]
+            records, covered = self._records(matched, winners, texts, raws, paired)
         parts = self._parts(np.unique(hit_lines), winners, covered)
         if self.kernel.collect.search is not None:
             self._found(parts, self.kernel.collect.search)
@@ -209,23 +216,93 @@ class _BlockWork:
         rows, patterns = np.divmod(np.unique(row_of_pair.astype(np.int64) * pattern_count + patterns), pattern_count)
         return rows, patterns.astype(np.int32)
 
-    def _records(self, matched: pl.DataFrame, winners: np.ndarray, texts: list[str]) -> tuple[pl.DataFrame | None, np.ndarray]:
-        """The records of the matched lines (the line and the lines that continue it), and how many lines each
-        matched line's record covers (1 for a housekeeping line, which makes no record)."""
+    def _unwrapped(self, matched: pl.DataFrame, lines: np.ndarray, texts: list[str], rows: np.ndarray, patterns: np.ndarray
+                   ) -> tuple[pl.DataFrame, np.ndarray, list[str], list[str], np.ndarray]:
+        """Lines a terminal or a web page wrapped in two: a candidate line that no pattern matched is tried joined
+        to the line after it, then to the line before it (without, then with, the space a wrap may have eaten),
+        with its own patterns. A pair that matches is a record of its two lines; its text is the line unwrapped.
+        Returns the matches (in line order), the lines, texts and records' raw texts their rows index (the pairs'
+        appended) and which rows are pairs."""
+        import numpy as np
+        import polars as pl
+
+        matched_rows = matched["row"].to_numpy()
+        paired = np.zeros(len(lines), dtype=bool)
+        unmatched = np.ones(len(lines), dtype=bool)
+        unmatched[matched_rows] = False
+        failed = np.flatnonzero(unmatched)
+        heads = np.concatenate([lines[failed], lines[failed] - 1])  # each pair's first line: the failed one, or the one before it
+        origin = np.concatenate([failed, failed])
+        file = np.searchsorted(self.firsts, heads + 1, side="right") - 1  # the second half's file
+        inside = (heads >= self.firsts[file]) & (heads + 1 < self.lasts[file])
+        heads, origin = heads[inside], origin[inside]
+        second_half = ~self._record_starts(heads + 1)  # most failed lines are whole records, beside whole records
+        heads, origin = heads[second_half], origin[second_half]
+        won = lines[matched_rows]
+        free = ~np.isin(heads, won) & ~np.isin(heads + 1, won)
+        heads, origin = heads[free], origin[free]
+        if not len(heads):
+            return matched, lines, texts, texts, paired
+        both = np.unique(np.concatenate([heads, heads + 1]))
+        text_of = dict(zip(both.tolist(), self.lines.texts(both), strict=True))
+        pairs = [(text_of[head], text_of[head + 1]) for head in heads.tolist()]
+        joined = [first.rstrip() + gap + second.strip() for gap in ("", " ") for first, second in pairs]
+        heads, origin = np.concatenate([heads, heads]), np.concatenate([origin, origin])
+        starts, stops = np.searchsorted(rows, origin, "left"), np.searchsorted(rows, origin, "right")  # rows are sorted
+        counts = stops - starts
+        tried = np.repeat(np.arange(len(joined)) + len(texts), counts)
+        picked = patterns[np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())]
+        extra = match_lines([*texts, *joined], tried, picked, self.catalog)
+        taken: list[int] = []
+        last_taken = -2
+        for head, row in sorted(zip(heads[extra["row"].to_numpy() - len(texts)].tolist(), extra["row"].to_list(), strict=True)):
+            if head > last_taken + 1:  # pairs never share a line
+                taken.append(row)
+                last_taken = head
+        if not taken:
+            return matched, lines, texts, texts, paired
+        extra = extra.filter(pl.col("row").is_in(taken))
+        raws = [*texts, *(first + "\n" + second for first, second in pairs), *(first + "\n" + second for first, second in pairs)]
+        lines = np.concatenate([lines, heads])
+        paired = np.concatenate([paired, np.ones(len(joined), dtype=bool)])
+        matched = pl.concat([matched, extra], how="diagonal_relaxed")
+        matched = matched[np.argsort(lines[matched["row"].to_numpy()], kind="stable")]
+        return matched, lines, [*texts, *joined], raws, paired
+
+    def _record_starts(self, lines: np.ndarray) -> np.ndarray:
+        """Whether each line starts as a record does, by its first two bytes: a bracket or a brace, or two digits
+        or a digit and a separator (a time). Such a line is a record of its own, not the second half of a
+        wrapped one (a wrap can leave a number alone on a line: "8")."""
+        import numpy as np
+
+        data = np.frombuffer(self.block, dtype=np.uint8)
+        starts = self.lines.starts(lines)
+        first = data[np.minimum(starts, len(data) - 1)]
+        second = data[np.minimum(starts + 1, len(data) - 1)]
+        digit = (first >= 48) & (first <= 57)
+        return np.isin(first, _BRACKETS) | (digit & (((second >= 48) & (second <= 57)) | np.isin(second, _SEPARATORS)))
+
+    def _records(self, matched: pl.DataFrame, winners: np.ndarray, texts: list[str], raws: list[str], paired: np.ndarray
+                 ) -> tuple[pl.DataFrame | None, np.ndarray]:
+        """The records of the matched lines (the line and the lines that continue it, or a wrapped line's two
+        halves), and how many lines each matched line's record covers (1 for a housekeeping line, which makes
+        no record)."""
         import numpy as np
         import polars as pl
 
         housekeeping, multiline = self.kernel._pattern_flags
         pattern = matched["pattern"].to_numpy()
+        matched_rows = matched["row"].to_numpy()
+        pair = paired[matched_rows]
         file = np.searchsorted(self.firsts, winners, side="right") - 1
         limit = np.minimum(np.append(winners[1:], self.lines.total), self.lasts[file])  # the next match or the file's end
         followers = limit - winners - 1
-        covered = np.ones(len(winners), dtype=np.int64)
+        covered = np.where(pair, 2, 1).astype(np.int64)
         rows = ~housekeeping[pattern]
-        first = [texts[row] for row in matched["row"].to_list()]
-        raw = first.copy()
+        first = [texts[row] for row in matched_rows.tolist()]
+        raw = [raws[row] for row in matched_rows.tolist()]
         self.last_record = (raw, rows, multiline[pattern]) if len(winners) else None
-        follows = rows & (followers > 0)
+        follows = rows & (followers > 0) & ~pair
         if follows.any():
             indexes = np.flatnonzero(follows)
             may_continue = self._may_continue([first[i] for i in indexes.tolist()], self.lines.texts(winners[indexes] + 1))
@@ -324,6 +401,8 @@ class _BlockWork:
         return parts
 
 
+_BRACKETS = list(b"[{")
+_SEPARATORS = list(b"-/:.|,")
 # a line that may continue the record above (a superset of record_lines' test): indented, or a stack trace's header or cause
 _MAY_CONTINUE = f"^(?:{PYTHON_WHITESPACE}|{STACK_CAUSE}|{EXCEPTION_HEADER})"
 
