@@ -157,6 +157,7 @@ def _unexplained_beside_known(finding: Finding, group: GroupAnalysis) -> bool:
 
 
 def _explained(group: GroupAnalysis) -> bool:
+    """A group with something to say beyond "nothing is known": another finding, or a cause the lines show."""
     return any(f.kind != "unexplained_rebalances" for f in group.findings) or any(_shown(r) for r in group.rebalances)
 
 

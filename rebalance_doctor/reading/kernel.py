@@ -219,8 +219,9 @@ class _BlockWork:
     def _unwrapped(self, matched: pl.DataFrame, lines: np.ndarray, texts: list[str], rows: np.ndarray, patterns: np.ndarray
                    ) -> tuple[pl.DataFrame, np.ndarray, list[str], list[str], np.ndarray]:
         """Lines a terminal or a web page wrapped in two: a candidate line that no pattern matched is tried joined
-        to the line after it, then to the line before it (without, then with, the space a wrap may have eaten),
-        with its own patterns. A pair that matches is a record of its two lines; its text is the line unwrapped.
+        to the line after it and to the line before it (without, then with, the space a wrap may have eaten),
+        with its own patterns; of pairs that would share a line, the earlier one is kept. A pair that matches is
+        a record of its two lines; its text is the line unwrapped.
         Returns the matches (in line order), the lines, texts and records' raw texts their rows index (the pairs'
         appended) and which rows are pairs."""
         import numpy as np
