@@ -281,7 +281,7 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
         add("failed_rebalances", f"{summary}; {len(failures)} JoinGroup/SyncGroup failure line(s)",
             [e.evidence for e in failures] + _evidence(failed), severity=None if failed_count else "warning")
     elif failures:
-        unfinished = [r for r in rebalances if not r.completed or r.to_generation is None]
+        unfinished = [r for r in rebalances if r.unfinished]
         if unfinished:  # no generation after them: the member may have given up (a fatal error), or the logs end there
             add("failed_rebalances", f"{len(failures)} JoinGroup/SyncGroup failure line(s); {len(unfinished)} rebalance(s) not seen "
                 "reaching a generation", [e.evidence for e in failures] + _evidence(unfinished), severity="warning")

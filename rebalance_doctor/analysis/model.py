@@ -111,6 +111,11 @@ class Rebalance:
     def pause_ms(self) -> int:
         return sum(p.pause_ms for p in self.pauses)
 
+    @property
+    def unfinished(self) -> bool:
+        """No stable generation is seen after it: it failed, or the logs end (or the member gave up) before one."""
+        return not self.completed or self.to_generation is None
+
 
 @dataclass(slots=True)
 class MembershipChange:

@@ -148,7 +148,7 @@ def _retried_only(finding: Finding, group: GroupAnalysis) -> bool:
     """JoinGroup or SyncGroup failure lines, but every rebalance reached its generation, none started again for a
     failed one: the members retried and got through; that is not what happened."""
     return finding.kind == "failed_rebalances" and all(
-        r.completed and r.to_generation is not None and not r.failed and r.cause.kind != "failed_rebalance_retry" for r in group.rebalances)
+        not r.unfinished and not r.failed and r.cause.kind != "failed_rebalance_retry" for r in group.rebalances)
 
 
 def _unexplained_beside_known(finding: Finding, group: GroupAnalysis) -> bool:
@@ -231,7 +231,7 @@ def _chain(kind: str, group: GroupAnalysis, caused: list[Rebalance], members: li
     if kind == "group_conversion":
         return [f"{who} joined with another group protocol", f"the coordinator converted the group at {at}", effect]
     if kind == "failed_rebalances":
-        failed = [r for r in group.rebalances if r.failed] or [r for r in group.rebalances if not r.completed or r.to_generation is None]
+        failed = [r for r in group.rebalances if r.failed] or [r for r in group.rebalances if r.unfinished]
         return [f"{len(failed)} rebalance{'s' if len(failed) != 1 else ''} did not complete ({', '.join(_generation(r) for r in failed[:3])})",
                 f"the group needed {len(group.rebalances)} rebalance{'s' if len(group.rebalances) != 1 else ''}, "
                 f"{duration_text(group.total_pause_ms)} of pause"]

@@ -263,7 +263,7 @@ class _BlockWork:
         if not taken:
             return matched, lines, texts, texts, paired
         extra = extra.filter(pl.col("row").is_in(taken))
-        raws = [*texts, *(first + "\n" + second for first, second in pairs), *(first + "\n" + second for first, second in pairs)]
+        raws = [*texts, *(first + "\n" + second for first, second in pairs * 2)]  # as ``joined``: each pair once per gap
         lines = np.concatenate([lines, heads])
         paired = np.concatenate([paired, np.ones(len(joined), dtype=bool)])
         matched = pl.concat([matched, extra], how="diagonal_relaxed")
