@@ -287,7 +287,12 @@ def _start_up_line(event: Event) -> bool:
     Streams client or thread leaving its CREATED or STARTING state (states only a start passes through)."""
     if event.kind in ("streams_thread_state", "streams_client_state"):
         return _leaves_start_state(event)
-    return event.kind in STARTUP and event.kind not in JOIN_SIGNALS
+    return event.kind in STARTUP and event.kind not in JOIN_SIGNALS and not _changes_subscription(event)
+
+
+def _changes_subscription(event: Event) -> bool:
+    """A subscription change the catalogs give a cause (topics matched before changed): a consumer at work."""
+    return event.kind == "subscription_changed" and event.cause not in (None, SYMPTOM, "unknown")
 
 
 # Coordinator reasons that only say what the coordinator saw; a member's own line may name the real cause.
@@ -386,7 +391,7 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             continue  # a followup scheduled once this rebalance's join was done: it starts the next round, it did not start this one
         if event.kind in ("join_requested", "leave_group") and _after(event, joining_since.get(event.participant)):
             continue  # the member was already joining this rebalance: what it asks for later did not start it
-        if (first_seen.get(event.participant) is event and event.kind in STARTUP and event.component != "broker"
+        if (first_seen.get(event.participant) is event and event.kind in STARTUP and not _changes_subscription(event) and event.component != "broker"
                 and not _joins_holding_partitions(event) and _only_starting_before(event, index)):
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
         if event.component == "broker":
