@@ -415,7 +415,7 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = "heartbeat_expiry"
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]
-        elif event.kind in ("join_requested", "leave_group", "subscription_changed") and event.cause not in (None, SYMPTOM, "unknown"):
+        elif event.kind in ("join_requested", "leave_group", "subscription_changed", "consumer_lifecycle") and event.cause not in (None, SYMPTOM, "unknown"):
             kind = event.cause
             if kind in ("metadata_change", "member_leave") and _starting(event, index):
                 # a consumer starting sees its topics' metadata for the first time, and drops the assignment it does
