@@ -405,7 +405,8 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
         elif event.kind == "coordinator_discovered":
             kind = "coordinator_change" if index.coordinator_moved(event) else None
         elif (event.kind in ("join_failed", "sync_failed", "heartbeat_failed", "coordinator_lost")
-              and (answered_not_coordinator(event) or event.cause == "coordinator_change")
+              and (answered_not_coordinator(event) or event.cause == "coordinator_change"
+                   or (event.kind == "coordinator_lost" and event.cause is None))  # marked dead: it had to find it again
               and not _asked_while_starting(event, index)):
             kind = "coordinator_change"
         elif (previous is None and event.kind == "heartbeat_failed" and answered_unknown_member(event)

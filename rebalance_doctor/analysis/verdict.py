@@ -107,7 +107,7 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
         return Verdict("none", "info", "no rebalance in these logs", [], [], [], impact, [], _root_cause([], groups))
     # a group whose rebalances have a known cause leads one whose only finding is that nothing is known of them
     group = next((g for g in rebalanced if _explained(g)), None) or next((g for g in rebalanced if g.findings), rebalanced[0])
-    finding = next((f for f in group.findings if not _retried_only(f, group) and not _unexplained_beside_known(f, group)), None)
+    finding = next((f for f in group.findings if not _retried_only(f, group) and not _inferred_beside_shown(f, group)), None)
     known = [r.cause.kind for r in group.rebalances if r.cause.kind != "unknown"] or [r.cause.kind for r in group.rebalances]
     kind = finding.kind if finding else CAUSE_FINDING.get(Counter(known).most_common(1)[0][0], "member_churn")
     caused = [r for r in group.rebalances if r.cause.kind in FINDING_CAUSES.get(kind, ())] or group.rebalances
@@ -151,9 +151,12 @@ def _retried_only(finding: Finding, group: GroupAnalysis) -> bool:
         not r.unfinished and not r.failed and r.cause.kind != "failed_rebalance_retry" for r in group.rebalances)
 
 
-def _unexplained_beside_known(finding: Finding, group: GroupAnalysis) -> bool:
-    """Rebalances the logs say nothing of, in a group where they show why others happened: those lead."""
-    return finding.kind == "unexplained_rebalances" and any(_shown(r) for r in group.rebalances)
+def _inferred_beside_shown(finding: Finding, group: GroupAnalysis) -> bool:
+    """Rebalances whose cause the logs do not show (nothing is known, or it is inferred), in a group where they show
+    why others happened: those lead."""
+    causes = FINDING_CAUSES.get(finding.kind)
+    own = [r for r in group.rebalances if causes and r.cause.kind in causes]
+    return bool(own) and not any(_shown(r) for r in own) and any(_shown(r) for r in group.rebalances)
 
 
 def _explained(group: GroupAnalysis) -> bool:
@@ -179,13 +182,17 @@ def _origin(rebalance: Rebalance, rounds: list[Rebalance], position: dict[int, i
 
 def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis], group: GroupAnalysis | None = None) -> str:
     """The cause behind the verdict: the most frequent known cause of its rebalances (a cooperative second round
-    counts as what started its first); without a rebalance, what a group's findings show happened to its members
+    counts as what started its first; of causes as frequent, the surest); without a rebalance, what a group's findings show happened to its members
     (an expiry, a coordinator move) though no rebalance is in view."""
     rounds = group.rebalances if group is not None else []
     position = {id(r): i for i, r in enumerate(rounds)}
-    known = Counter(_origin(r, rounds, position) for r in caused if r.cause.kind != "unknown")
-    if known:
-        return known.most_common(1)[0][0]
+    origins = [(_origin(r, rounds, position), r.cause.confidence) for r in caused if r.cause.kind != "unknown"]
+    if origins:  # the most frequent; between as frequent, the one the lines show best
+        known = Counter(origin for origin, _ in origins)
+        surest: dict[str, float] = {}
+        for origin, confidence in origins:
+            surest[origin] = max(confidence, surest.get(origin, 0.0))
+        return max(known, key=lambda origin: (known[origin], surest[origin]))
     if caused:
         return "unknown"
     found = (CAUSE_OF_FINDING.get(f.kind) for g in groups for f in g.findings)
