@@ -36,6 +36,8 @@ STREAMS_START_STATES = {"CREATED", "STARTING"}
 # What only a member of the group logs: it had joined, held partitions or heartbeated.
 MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked", "heartbeat_failed", "commit_failed",
                    "generation_reset"}
+CONSTRUCTION_REACH = 12  # the lines a client logs between its construction and its first join, at most
+REASONED = ("join_requested", "leave_group", "subscription_changed", "consumer_lifecycle")  # a member's lines that may say why
 STARTUP = {"subscription_changed", "consumer_lifecycle", "client_config", "join_start", "coordinator_discovered"}  # signs of a member starting up
 
 SUMMARY = {
@@ -259,6 +261,19 @@ def _only_starting_before(event: Event, index: TimeIndex) -> bool:
     return index.first_in_file(event, "busy", _at_work) >= index.place_in_file(event)
 
 
+def _constructed_to_join(event: Event, index: TimeIndex) -> bool:
+    """A client constructed (its configuration or version line) that joins next, with nothing between but start-up
+    lines and a revocation of nothing: a consumer (re)starting, though its file shows an earlier life."""
+    if event.kind != "client_config":
+        return False
+    for later in index.just_after_in_file(event, CONSTRUCTION_REACH):
+        if later.kind in JOIN_SIGNALS:
+            return True
+        if _at_work(later) and not (later.kind == "partitions_revoked" and not (later.partitions or "").strip("[] ,")):
+            return False
+    return False
+
+
 def _joins_holding_partitions(event: Event) -> bool:
     """A join logged with the partitions the member holds (ruby-kafka tags its lines with them): it was at work."""
     return event.kind == "join_start" and bool((event.partitions or "").strip("[]{} ,"))
@@ -389,10 +404,10 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
     for position, event in enumerate(window):
         if _next_round(event) and joined and event.at is not None and event.at > min(joined):
             continue  # a followup scheduled once this rebalance's join was done: it starts the next round, it did not start this one
-        if event.kind in ("join_requested", "leave_group") and _after(event, joining_since.get(event.participant)):
+        if event.kind in REASONED and _after(event, joining_since.get(event.participant)):
             continue  # the member was already joining this rebalance: what it asks for later did not start it
-        if (first_seen.get(event.participant) is event and event.kind in STARTUP and not _changes_subscription(event) and event.component != "broker"
-                and not _joins_holding_partitions(event) and _only_starting_before(event, index)):
+        if event.kind in STARTUP and not _changes_subscription(event) and event.component != "broker" and not _joins_holding_partitions(event) and (
+                first_seen.get(event.participant) is event and _only_starting_before(event, index) or _constructed_to_join(event, index)):
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
         if event.component == "broker":
             continue
@@ -416,7 +431,7 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = "heartbeat_expiry"
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]
-        elif event.kind in ("join_requested", "leave_group", "subscription_changed", "consumer_lifecycle") and event.cause not in (None, SYMPTOM, "unknown"):
+        elif event.kind in REASONED and event.cause not in (None, SYMPTOM, "unknown"):
             kind = event.cause
             if kind in ("metadata_change", "member_leave") and _starting(event, index):
                 # a consumer starting sees its topics' metadata for the first time, and drops the assignment it does

@@ -229,6 +229,11 @@ class TimeIndex:
         """How many events ``event``'s own file (and node) has."""
         return len(self._files[(event.file, event.node)])
 
+    def just_after_in_file(self, event: Event, count: int) -> list[Event]:
+        """The ``count`` events of ``event``'s file right after it."""
+        place = self._in_file[id(event)]
+        return self._files[(event.file, event.node)][place + 1 : place + 1 + count]
+
     def just_before_in_file(self, event: Event, count: int) -> list[Event]:
         """The ``count`` events of ``event``'s file right before it."""
         place = self._in_file[id(event)]

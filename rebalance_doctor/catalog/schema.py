@@ -135,7 +135,8 @@ KINDS: dict[str, str] = {
     "commit_failed": "an offset commit failed because of a rebalance or fencing",
     "subscription_changed": "the member's subscription changed",
     "consumer_lifecycle": "consumer or client start / close",
-    "client_config": "a client's configuration dump at start-up (session.timeout.ms, max.poll.interval.ms, … in raw)",
+    "client_config": "a client's construction: its configuration dump (session.timeout.ms, max.poll.interval.ms, … in raw) "
+                     "or its version line",
     # Kafka Streams
     "streams_client_state": "KafkaStreams client state transition (RUNNING, REBALANCING, …)",
     "streams_thread_state": "StreamThread state transition",
