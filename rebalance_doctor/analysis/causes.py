@@ -406,8 +406,9 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             continue  # a followup scheduled once this rebalance's join was done: it starts the next round, it did not start this one
         if event.kind in REASONED and _after(event, joining_since.get(event.participant)):
             continue  # the member was already joining this rebalance: what it asks for later did not start it
-        if event.kind in STARTUP and not _changes_subscription(event) and event.component != "broker" and not _joins_holding_partitions(event) and (
-                first_seen.get(event.participant) is event and _only_starting_before(event, index) or _constructed_to_join(event, index)):
+        first_start = first_seen.get(event.participant) is event and _only_starting_before(event, index)
+        if (event.kind in STARTUP and not _changes_subscription(event) and event.component != "broker"
+                and not _joins_holding_partitions(event) and (first_start or _constructed_to_join(event, index))):
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
         if event.component == "broker":
             continue
