@@ -48,10 +48,11 @@ CLIENT_NOISE = [
 
 
 def _messages(component: str) -> list[tuple[str, str | None]]:
-    """Rebalance messages (envelope stripped) from the catalogs' examples of one component, with their group id."""
+    """Rebalance messages (envelope stripped) from the catalogs' examples of one component, with their group id
+    (housekeeping lines are no rebalance lines)."""
     catalog = load_catalog()
     examples = [
-        (pattern, example.line) for pattern in catalog.patterns if pattern.component == component
+        (pattern, example.line) for pattern in catalog.patterns if pattern.component == component and not pattern.housekeeping
         for example in pattern.examples if "\n" not in example.line and not example.line.lstrip().startswith("{")
     ]
     messages = messages_of([line for _, line in examples], catalog)

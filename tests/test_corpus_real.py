@@ -46,7 +46,7 @@ KNOWN_GAPS = {
     "456": "a log of the application's own sarama handler lines (setup, cleanup), no library line",
     **dict.fromkeys(("460", "483"), "a member elected leader of a group it is alone in, with no start-up line: its first join by inference"),
     "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
-    **dict.fromkeys(("462", "463", "465", "480", "503", "540", "541", "542"),
+    **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582"),
                     "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
     **dict.fromkeys(("509", "525"), "a deciding line the catalogs keep out on purpose (an uncaught exception's header, a commit's success)"),
     "510": "the member's previous epoch a coordinator line prints beside its new one (previousEpoch=3) is no column of the table",
@@ -57,6 +57,12 @@ KNOWN_GAPS = {
     **dict.fromkeys(("552", "554"), "a member's own session timeout without an answer read as the coordinator expiring it; the annotation reads a "
                     "coordinator loss (and 554 counts a masked group id '...' as no group, where 004 counts '***')"),
     "556": "Kafka Streams lines an author cut to 'INFO ...': a second instance's first assignment beside the first's revocation",
+    "565": "a worker's first join, then two rebalances for connector and task configurations: the verdict leads with the more "
+           "frequent cause (enforced), the annotation with the first",
+    "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "
+           "join where both are printed)",
+    "579": "franz-go sessions ending with 'did not change any client-side subscription' and rejoining at once: taken for members "
+           "joining (says member_join)",
 }
 
 

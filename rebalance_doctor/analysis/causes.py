@@ -401,6 +401,7 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
     first_seen = index.first_seen
     joined = [ep.join.at for ep in draft.episodes if ep.join is not None and ep.join.at is not None]
     joining_since = _joining_since(draft)
+    rejoining = {ep.participant for ep in draft.episodes} | {e.participant for e in draft.events if e.kind in JOIN_SIGNALS}
     for position, event in enumerate(window):
         if _next_round(event) and joined and event.at is not None and event.at > min(joined):
             continue  # a followup scheduled once this rebalance's join was done: it starts the next round, it did not start this one
@@ -422,7 +423,10 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = "coordinator_change" if index.coordinator_moved(event) else None
         elif (event.kind in ("join_failed", "sync_failed", "heartbeat_failed", "coordinator_lost")
               and (answered_not_coordinator(event) or event.cause == "coordinator_change"
-                   or (event.kind == "coordinator_lost" and event.cause is None))  # marked dead: it had to find it again
+                   # a member that marked its coordinator dead and rejoins here had to find it again; one that does not
+                   # rejoin was cut off itself (a partition, a pause) and expired
+                   or (event.kind == "coordinator_lost" and event.cause is None and event.participant in rejoining
+                       and _since(event, previous)))
               and not _asked_while_starting(event, index)):
             kind = "coordinator_change"
         elif (previous is None and event.kind == "heartbeat_failed" and answered_unknown_member(event)
@@ -447,6 +451,11 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
         return None
     _, _, kind, event = min(candidates)
     return kind, event, event.member_id or members.get(event.participant)
+
+
+def _since(event: Event, previous: Rebalance | None) -> bool:
+    """Logged after the previous rebalance began (or in a log without the times to tell)."""
+    return previous is None or previous.started_at is None or event.at is None or event.at >= previous.started_at
 
 
 def _joining_since(draft: Draft) -> dict[tuple[str, str, str], datetime]:
