@@ -212,8 +212,9 @@ def _entry_for(suggestion: Suggestion, messages: list[str], vocabulary: _Vocabul
         if column and column not in fields_used:
             fields_used.add(column)
             name = _COLUMN_GROUP[column]
-            # one line may quote an id that another does not: the quotes are not part of it
-            value_regex = f"(?<{name}>{value_regex})" if integer else f"[\"']?(?<{name}>[^\\s\"']+)[\"']?"
+            # one line may quote an id that another does not: the quotes are not part of it, nor the "\n" a logger that
+            # quotes the message writes for the format's newline
+            value_regex = f"(?<{name}>{value_regex})" if integer else f"[\"']?(?<{name}>[^\\s\"'\\\\]+)[\"']?"
         parts.append(_escape(prefix) + value_regex + _escape(suffix))
         literal_runs.append([prefix] if prefix.strip() else [])
         if suffix.strip():
