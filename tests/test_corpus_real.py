@@ -37,7 +37,7 @@ KNOWN_GAPS = {
     "426": "records an author wrapped after their logger: the event is the message's line, not the record's first",
     "430": "a Connect worker's own shutdown line, in another container's log, not tied to the survivor's rebalance (says member_join)",
     "432": "a probing rebalance known only by its timing, probing.rebalance.interval.ms after the last (says cooperative_followup)",
-    **dict.fromkeys(("433", "471"), "a Connect task killed by its error before its consumer's LeaveGroup: the deciding line is no event"),
+    "471": "a Connect task killed by its JoinGroup's fatal error: the exception's class, on the line after the kill, is part of its record",
     "434": "a coordinator line wrapped after its reason began: the first half matches alone, so the rest is not joined to it",
     "491": "a broker's failed append (ReplicaManager, NotEnoughReplicasException) behind the failed SyncGroup store is no event",
     "441": "members that left shown only by larger shares of the same partitions: a departure, but not how it happened",
