@@ -61,8 +61,6 @@ KNOWN_GAPS = {
            "frequent cause (enforced), the annotation with the first",
     "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "
            "join where both are printed)",
-    "579": "franz-go sessions ending with 'did not change any client-side subscription' and rejoining at once: taken for members "
-           "joining (says member_join)",
 }
 
 
