@@ -182,8 +182,8 @@ def _origin(rebalance: Rebalance, rounds: list[Rebalance], position: dict[int, i
 
 def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis], group: GroupAnalysis | None = None) -> str:
     """The cause behind the verdict: the most frequent known cause of its rebalances (a cooperative second round
-    counts as what started its first; of causes as frequent, the surest); without a rebalance, what a group's findings show happened to its members
-    (an expiry, a coordinator move) though no rebalance is in view."""
+    counts as what started its first; of causes as frequent, the surest); without a rebalance, what a group's
+    findings show happened to its members (an expiry, a coordinator move) though no rebalance is in view."""
     rounds = group.rebalances if group is not None else []
     position = {id(r): i for i, r in enumerate(rounds)}
     origins = [(_origin(r, rounds, position), r.cause.confidence) for r in caused if r.cause.kind != "unknown"]
