@@ -46,7 +46,7 @@ KNOWN_GAPS = {
     "456": "a log of the application's own sarama handler lines (setup, cleanup), no library line",
     **dict.fromkeys(("460", "483"), "a member elected leader of a group it is alone in, with no start-up line: its first join by inference"),
     "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
-    **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582"),
+    **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637"),
                     "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
     **dict.fromkeys(("509", "525"), "a deciding line the catalogs keep out on purpose (an uncaught exception's header, a commit's success)"),
     "510": "the member's previous epoch a coordinator line prints beside its new one (previousEpoch=3) is no column of the table",
@@ -54,9 +54,22 @@ KNOWN_GAPS = {
     **dict.fromkeys(("527", "529"), "the group named only on the command line that started the example consumer; its lines are the example's prints"),
     "535": "a new member shown only by the partitions the leader no longer gives itself",
     "539": "kafka-node (the npm debug module's lines): no catalog",
-    **dict.fromkeys(("552", "554"), "a member's own session timeout without an answer read as the coordinator expiring it; the annotation reads a "
-                    "coordinator loss (and 554 counts a masked group id '...' as no group, where 004 counts '***')"),
     "556": "Kafka Streams lines an author cut to 'INFO ...': a second instance's first assignment beside the first's revocation",
+    "604": "an application's resubscription (librdkafka's 'received op SUBSCRIBE', 'subscribe to new subscription'): no event, so "
+           "the metadata change it makes is not seen",
+    **dict.fromkeys(("605", "607"), "a librdkafka consumer's first join shown only by its join state ('join-state init … without "
+                    "assignment', '(v1, …)'), with no start-up line"),
+    **dict.fromkeys(("606", "609"), "librdkafka detail among the deciding lines (the coordinator named by CGRPCOORD, an idle "
+                    "disconnect, 'received op PARTITION_LEAVE', 'unassign done')"),
+    **dict.fromkeys(("612", "625"), "a log that starts at a member's join (a CI log's line 1446, a MirrorMaker worker at generation "
+                    "64) taken for its first join; the annotation reads a rejoin of unknown cause, as others in the corpus do not"),
+    "614": "SmallRye's own rebalance-listener lines (SRMSG18224) with a group redacted as '<redacted>': no catalog",
+    "615": "a Streams member's first join shown only by an assignment that gives it every task, none held before",
+    "617": "a coordinator lost with no rebalance after it: the corpus reads that as a coordinator change (306, 552), this "
+           "annotation as unknown",
+    "631": "Streamiz's shutdown lines (PENDING_SHUTDOWN, a refused transition, the revocation's duration) among the deciding lines",
+    "632": "ruby-kafka's consumer restart and its failed coordinator lookups (fluentd's lines) among the deciding lines",
+    "635": "a newest-first table: the consumer's stop, read after the crash line it follows, taken for a member leaving",
     "565": "a worker's first join, then two rebalances for connector and task configurations: the verdict leads with the more "
            "frequent cause (enforced), the annotation with the first",
     "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "

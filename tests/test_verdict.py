@@ -150,3 +150,27 @@ def test_a_join_refused_and_never_retried_is_a_rebalance_that_did_not_complete(c
     assert verdict["cause"] == "failed_rebalances" and verdict["severity"] == "warning"
     assert verdict["chain"][0] == "1 rebalance did not complete (? → ✗)"
     assert not any(action.startswith("Nothing to fix") for action in verdict["actions"])
+
+
+def test_a_consumer_that_heard_nothing_for_a_session_and_carried_on_lost_its_coordinator(cli, tmp_path):
+    """A Java consumer's heartbeats go unanswered for a whole session: it marks its coordinator unknown, finds it
+    again half a second later and goes on consuming, with no rejoin. The coordinator never expired it: the verdict
+    says the coordinator was lost, with no rebalance. A consumer whose next heartbeat is refused for an unknown
+    member id was expired: that is a heartbeat expiry."""
+    prefix = "INFO 46474 --- [at-thread | foo] o.a.k.c.c.internals.ConsumerCoordinator  : [Consumer clientId=consumer-foo-1, groupId=foo]"
+    lost = (f"2024-10-09T16:32:27.262Z  {prefix} Group coordinator kafka-1:9092 (id: 2147483646 rack: null) is unavailable or invalid "
+            "due to cause: session timed out without receiving a heartbeat response. isDisconnected: false. Rediscovery will be attempted.\n")
+    log = tmp_path / "app-1.log"
+    log.write_text(lost + f"2024-10-09T16:32:27.796Z  {prefix} Discovered group coordinator kafka-1:9092 (id: 2147483646 rack: null)\n")
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+
+    assert document["verdict"]["root_cause"] == "coordinator_change"
+    assert document["verdict"]["impact"]["rebalances"] == 0
+    finding = document["groups"][0]["findings"][0]
+    assert finding["kind"] == "coordinator_change" and "found it again (broker 1)" in finding["summary"]
+
+    log.write_text(lost + f"2024-10-09T16:32:28.100Z  {prefix} Attempt to heartbeat failed since member id "
+                          "consumer-foo-1-5f0c is not valid.\n")
+    expired = json.loads(cli("report", str(log), "--format", "json").stdout)
+    assert expired["verdict"]["root_cause"] == "heartbeat_expiry"

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from ..catalog.schema import SYMPTOM
 from .model import EPOCH_PROTOCOLS, Cause, Evidence, Rebalance
 from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode, joins
-from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member, error_names
+from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member, error_names, fenced_static_member
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 # KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
@@ -229,6 +229,16 @@ def _first_join_in_its_log(draft: Draft, index: TimeIndex) -> Event | None:
     return None
 
 
+def _never_joined(event: Event, index: TimeIndex) -> bool:
+    """The event's file shows a consumer starting before it, and at most trying to join: never a member."""
+    place = index.place_in_file(event)
+    return place > 0 and index.first_in_file(event, "beyond a join attempt", lambda e: _at_work(e) and e.kind != "join_start") >= place
+
+
+def _tried_to_join(event: Event, index: TimeIndex) -> bool:
+    return index.first_in_file(event, "join attempt", lambda e: e.kind == "join_start") < index.place_in_file(event)
+
+
 def _was_member_before(event: Event, index: TimeIndex) -> bool:
     """The event's file shows a consumer that had joined the group before it (not one still starting)."""
     return index.first_in_file(event, "member", lambda e: e.kind in MEMBERSHIP_HELD) < index.place_in_file(event)
@@ -434,6 +444,8 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             # its heartbeats had stopped long enough for the coordinator to drop it; with the rebalance that dropped it
             # in view, this one is its rejoin
             kind = "heartbeat_expiry"
+        elif fenced_static_member(event):
+            kind = "static_member_fencing"
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]
         elif event.kind in REASONED and event.cause not in (None, SYMPTOM, "unknown"):
@@ -442,6 +454,10 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
                 # a consumer starting sees its topics' metadata for the first time, and drops the assignment it does
                 # not have yet (librdkafka's "unsubscribe" in state init): it is joining
                 kind = "member_join"
+            elif kind == "member_leave" and _never_joined(event, index):
+                # a consumer that gives up before it ever joined (its coordinator never found) leaves no generation:
+                # its attempt to join is the change in view, if it made one
+                kind = "member_join" if _tried_to_join(event, index) else None
         if kind is not None:
             candidates.append((-CLIENT_CONFIDENCE.get(kind, 0.5), position, kind, event))
     # a member that says it is joining for the first time sees its topics' metadata "change" as it starts

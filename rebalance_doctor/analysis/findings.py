@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from .model import EPOCH_PROTOCOLS, Evidence, Finding, LeaderChange, MembershipChange, Probing, Rebalance, duration_text
-from .timeline import Event, answered_not_coordinator, broker_id
+from .timeline import Event, answered_not_coordinator, broker_id, fenced_static_member, shows_removal, suspects_coordinator
 from .versions import VersionRange
 
 STORM_COUNT, STORM_WINDOW = 5, timedelta(minutes=5)
@@ -242,19 +242,22 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
             named = [f"{m} ({member_nodes[m]})" if member_nodes and member_nodes.get(m) else m for m in members]
             who = f": {', '.join(named)}" if named else ""
             add(kind, f"{len(hits)} rebalance(s) of {group_id} caused by {kind.replace('_', ' ')}{who}", _evidence(hits))
+    # a client that only suspected its coordinator (no heartbeat answered for a session) was expired only where a line
+    # shows it removed; otherwise it lost its coordinator
+    removed = any(shows_removal(e) for e in timeline)
     for kind, event_kinds in (("heartbeat_expiry", ("member_expired", "session_timeout")), ("poll_timeout", ("poll_timeout",))):
         if not by_cause.get(kind):  # it happened inside a rebalance something else had started
-            lines = [e for e in _before_own_leave(timeline) if e.kind in event_kinds]
+            lines = [e for e in _before_own_leave(timeline) if e.kind in event_kinds and (removed or not suspects_coordinator(e))]
             if lines:  # it started no rebalance: a symptom to read, not the cause
                 add(kind, f"{len(lines)} {kind.replace('_', ' ')} line(s) during rebalances started by something else",
                     [e.evidence for e in lines], severity="warning")
-    moves = _coordinator_moves(timeline)
+    moves = _coordinator_moves(timeline, suspected_counts=not removed)
     if moves and not by_cause.get("coordinator_change"):
         brokers = f" ({', '.join(f'broker {b}' for b in moves[0])})" if moves[0] else ""
-        add("coordinator_change", f"members lost the group coordinator and found it again{brokers}; "
-            "no rebalance came of it in these logs", moves[1])
+        found = "and found it again" if moves[2] else "(no line shows them finding it again)"
+        add("coordinator_change", f"members lost the group coordinator {found}{brokers}; no rebalance came of it in these logs", moves[1])
     replaced = [e for e in timeline if e.kind == "static_member_rejoined"]
-    fenced = [e for e in timeline if e.kind == "member_fenced" and e.instance_id]
+    fenced = [e for e in timeline if fenced_static_member(e)]
     again = [i for i, n in Counter(e.instance_id for e in replaced if e.instance_id).items() if n > 1]
     if (fenced or again) and not by_cause.get("static_member_fencing"):  # two instances fighting over one id
         add("static_member_fencing", f"{len(replaced) + len(fenced)} static-member replacement/fencing line(s)"
@@ -427,28 +430,34 @@ def _before_own_leave(timeline: list[Event]) -> list[Event]:
     return kept
 
 
-def _coordinator_moves(timeline: list[Event]) -> tuple[list[str], list[Evidence]] | None:
+def _coordinator_moves(timeline: list[Event], suspected_counts: bool) -> tuple[list[str], list[Evidence], bool] | None:
     """The coordinators the group had (broker ids, in order of appearance), when it had more than one or
-    members lost theirs (NOT_COORDINATOR, coordinator marked dead) and had to find it again."""
+    members lost theirs (NOT_COORDINATOR, coordinator marked dead, or no heartbeat answered for a session where
+    ``suspected_counts``) and had to find it again; and whether a line shows them finding it."""
     brokers: list[str] = []
     evidence: list[Evidence] = []
     lost = found_again = moved = False
     for event in timeline:
         told_moved = answered_not_coordinator(event)
-        is_lost = event.kind == "coordinator_lost" or told_moved
-        if event.kind in ("coordinator_discovered", "coordinator_elected", "group_loaded", "coordinator_lost") and event.coordinator:
+        suspected = suspected_counts and suspects_coordinator(event)
+        is_lost = event.kind == "coordinator_lost" or told_moved or suspected
+        if (event.kind in ("coordinator_discovered", "coordinator_elected", "group_loaded", "coordinator_lost") or suspected) and event.coordinator:
             broker = broker_id(event.coordinator)
             if broker not in brokers:
                 brokers.append(broker)
                 evidence.append(event.evidence)
-        if lost and not found_again and event.kind == "coordinator_discovered" and not event.coordinator:
+        if lost and not found_again and event.kind in ("coordinator_discovered", "coordinator_elected", "group_loaded"):
             found_again = True  # some clients never print the coordinator's id: looking it up again is the move
-            evidence.append(event.evidence)
+            if not event.coordinator:
+                evidence.append(event.evidence)
         if is_lost and not lost:
             lost = True
-            evidence.append(event.evidence)
+            if (event.file, event.line) not in {(e.file, e.line) for e in evidence}:
+                evidence.append(event.evidence)
         moved = moved or told_moved
-    return (brokers, evidence) if len(brokers) >= 2 or (lost and (brokers or found_again or moved)) else None
+    if len(brokers) >= 2 or (lost and (brokers or found_again or moved)):
+        return brokers, evidence, found_again or len(brokers) >= 2
+    return None
 
 
 def _crash_loop(rebalances: list[Rebalance], timeline: list[Event]) -> tuple[str, list[Evidence]] | None:

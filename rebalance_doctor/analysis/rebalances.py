@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .model import EPOCH_PROTOCOLS, Cause, Departure, MemberPause, Rebalance
-from .timeline import EARLIEST, Event, broker_id
+from .timeline import EARLIEST, Event, broker_id, suspects_coordinator
 
 # Kinds a member logs on its way into a rebalance, before it learns the new generation.
 PRE_JOIN = {
@@ -470,6 +470,7 @@ ORPHAN_SIGNALS = {
     "probing_rebalance", "followup_rebalance", "sync_failed", "join_failed", "heartbeat_failed", "partitions_lost",
     "commit_failed", "session_timeout", "rebalance_failed", "thread_replaced", "member_joined",
     "group_converted",  # a converted group always moves to a new epoch or generation
+    "partitions_revoked",  # a member revokes as it sets out to join
 }
 # Clients that never print a generation (KafkaJS, ruby-kafka, sarama, Streamiz) or, at INFO, an epoch transition
 # (the KIP-848 consumer of 3.7 and 3.8) show a rebalance by these alone.
@@ -530,6 +531,8 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
     timeless = not any(e.at for e in timeline)  # then the lines' order is the only order, and a join places a rebalance
 
     def real(cluster: list[Event]) -> bool:
+        if all(suspects_coordinator(e) for e in cluster):
+            return False
         placed = any(e.at for e in cluster) or any(e.cause not in (None, "symptom") or (timeless and joins(e)) for e in cluster)
         if not placed:
             return False
@@ -550,6 +553,10 @@ def _signals_rebalance(event: Event) -> bool:
         return False
     if event.kind == "streams_thread_state":
         return (event.state or "").upper() in REBALANCE_THREAD_STATES
+    if event.kind == "streams_client_state":  # the client itself says its group is rebalancing
+        return (event.state or "").upper() == "REBALANCING"
+    if event.kind in ("subscription_changed", "consumer_lifecycle"):  # an unsubscribe or a close sends a LeaveGroup
+        return event.cause == "member_leave"
     return event.kind in ORPHAN_SIGNALS
 
 

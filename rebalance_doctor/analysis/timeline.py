@@ -18,11 +18,12 @@ from .model import ClockSkew, Evidence
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 UNNAMED_GROUP = "(group not in the logs)"
 BROKER_FOLLOW_UPS = {"rebalance_skipped"}  # coordinator lines that continue the previous one and name no group
-# Kinds whose lines some clients print without the group (a Streams assignor, librdkafka's and KafkaJS's debug
-# lines): when nothing in their file names one, they still make a rebalance, of a group the logs do not name.
+# Kinds whose lines some clients print without the group (a Streams assignor, librdkafka's debug lines and fatal
+# errors, KafkaJS's debug lines): when nothing in their file names one, they still make a rebalance, of a group the
+# logs do not name. A coordinator's lines of these kinds name their group.
 GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
                    "poll_timeout", "leave_group", "join_requested", "join_start", "join_failed", "heartbeat_failed",
-                   "session_timeout", "subscription_changed"}
+                   "session_timeout", "subscription_changed", "member_fenced"}
 
 
 # The texts of an event (its message and raw lines) stay in the table's columns: only the lines a finding cites,
@@ -163,7 +164,7 @@ def _timeline_groups(columns: dict[str, list[Any]]) -> list[str | None]:
             group = inherited
         elif kind in BROKER_FOLLOW_UPS and file in broker_group:
             group = broker_group[file]  # the line right after the one that names the group
-        elif kind in GROUPLESS_KINDS:
+        elif kind in GROUPLESS_KINDS and component != "broker":  # a coordinator's lines name their group, or follow one that does
             group = UNNAMED_GROUP  # e.g. a Streams assignor line: the group is never printed
         groups.append(group)
     return groups
@@ -282,6 +283,28 @@ def error_names(event: Event, code: str) -> bool:
 def answered_not_coordinator(event: Event) -> bool:
     """The broker a member asked said it is not (or no longer) the group's coordinator: the coordinator moved."""
     return error_names(event, "NOTCOORDINATOR")
+
+
+def suspects_coordinator(event: Event) -> bool:
+    """A client's own session timeout that only marks its coordinator dead (the Java client, kafka-python): no
+    heartbeat was answered, but the coordinator may never have expired the member. Only lines that show it removed
+    (its member id unknown, a commit refused, a rejoin) make a rebalance of it. A client that says it rejoins
+    (librdkafka) gives the line a cause."""
+    return event.kind == "session_timeout" and event.cause is None
+
+
+REMOVAL_SIGNS = {"heartbeat_failed", "commit_failed", "generation_reset", "partitions_lost", "member_expired"}
+
+
+def shows_removal(event: Event) -> bool:
+    """A line that shows a member out of its generation: the coordinator refused its heartbeat or commit (not for
+    being the wrong broker), the member reset its generation or lost its partitions, or the coordinator expired it."""
+    return event.kind in REMOVAL_SIGNS and not answered_not_coordinator(event)
+
+
+def fenced_static_member(event: Event) -> bool:
+    """A member fenced for its group.instance.id: another instance joined with the same id (KIP-345)."""
+    return event.kind == "member_fenced" and (bool(event.instance_id) or error_names(event, "FENCEDINSTANCEID"))
 
 
 def answered_unknown_member(event: Event) -> bool:

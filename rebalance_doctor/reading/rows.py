@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 _MATCHED = "rdMatched"
 _LEADER_WORDS = ["true", "1", "yes", "me"]
+PREFIX_FIRST = {"group_id", "client_id", "instance_id"}  # what a client's context prefix names with authority
 
 
 def candidate_patterns(text: str, catalog: Catalog) -> list[MessagePattern]:
@@ -162,19 +163,22 @@ def classify_reason(reason: str, catalog: Catalog) -> tuple[str, dict[str, str]]
     return cause, {name: value for name, value in zip(("member_id", "instance_id"), named, strict=True) if value is not None}
 
 
-def context_fields(messages: pl.Series, threads: pl.Series, catalog: Catalog) -> dict[str, pl.Series]:
-    """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …): per field, the first
-    prefix (in catalog order) that names it in the message (with its record's continuation lines, see
-    :func:`_with_continuation`), else in the envelope's thread name as a log
-    prints it (``[orders-app-<uuid>-StreamThread-1]`` names a Streams application)."""
+def context_fields(texts: pl.Series, catalog: Catalog) -> dict[str, pl.Series]:
+    """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …) in each text: per field, the
+    first prefix (in catalog order) that names it."""
     fields: dict[str, pl.Series] = {}
-    for texts in (messages, "[" + threads + "]"):
-        for prefix in _present(texts, catalog.context_prefixes):
-            groups = texts.str.extract_groups(matched_regex(prefix.regex)).struct.unnest().drop(_MATCHED)
-            for group in groups.columns:
-                name = FIELD_BY_GROUP[group]
-                fields[name] = groups[group] if name not in fields else fields[name].fill_null(groups[group])
+    for prefix in _present(texts, catalog.context_prefixes):
+        groups = texts.str.extract_groups(matched_regex(prefix.regex)).struct.unnest().drop(_MATCHED)
+        for group in groups.columns:
+            name = FIELD_BY_GROUP[group]
+            fields[name] = groups[group] if name not in fields else fields[name].fill_null(groups[group])
     return fields
+
+
+def thread_fields(threads: pl.Series, catalog: Catalog) -> dict[str, pl.Series]:
+    """Fields named by context prefixes in the envelope's thread name as a log prints it
+    (``[orders-app-<uuid>-StreamThread-1]`` names a Streams application)."""
+    return context_fields("[" + threads + "]", catalog)
 
 
 def _with_continuation(messages: pl.Series, raw: pl.Series) -> pl.Series:
@@ -198,10 +202,12 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
     import polars as pl
 
     envelope = envelopes(matched, catalog, zones)
-    context = context_fields(_with_continuation(envelope["message"], matched["raw"]), envelope["thread"], catalog)
+    context = context_fields(_with_continuation(envelope["message"], matched["raw"]), catalog)  # continuation lines too
+    thread_context = thread_fields(envelope["thread"], catalog)
     table = matched.join(_pattern_table(catalog), on="pattern", how="left", maintain_order="left")
     sources = pl.DataFrame([
         *(table[name] for name in table.columns), *(series.alias(f"context_{name}") for name, series in context.items()),
+        *(series.alias(f"thread_{name}") for name, series in thread_context.items()),
         *(envelope[name].alias(f"envelope_{name}") for name in envelope.columns),
     ])
     texts = sources.select(_field_text(column.name, sources.columns) for column in EXTRACTED)
@@ -221,11 +227,16 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
 
 
 def _field_text(name: str, columns: list[str]) -> pl.Expr:
-    """A field's text: the message's own group, else the pattern's constant, else a context prefix, else the
-    envelope (a JSON key of the record; the thread)."""
+    """A field's text: the message's own group, else the pattern's constant, else a context prefix in the message,
+    else one in the thread's name, else the envelope (a JSON key of the record; the thread). A client's context
+    prefix names its group and client before the message does: what follows an old wording that ended on the group
+    (``(Re-)joining group orders``) may be a logger's suffix."""
     import polars as pl
 
-    present = [pl.col(source) for source in (name, f"constant_{name}", f"context_{name}", f"envelope_{name}") if source in columns]
+    order = [name, f"constant_{name}", f"context_{name}", f"thread_{name}", f"envelope_{name}"]
+    if name in PREFIX_FIRST:
+        order.insert(0, order.pop(2))
+    present = [pl.col(source) for source in order if source in columns]
     return (pl.coalesce(present) if present else pl.lit(None, pl.String)).cast(pl.String).alias(name)
 
 
@@ -236,6 +247,8 @@ def _typed(name: str, value: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 
     if name == "leader":
         return value.cast(pl.String).str.to_lowercase().is_in(_LEADER_WORDS).alias(name)
+    if name in PREFIX_FIRST:  # a paste's stray space around an id ("groupId= orders") is not part of it
+        return value.cast(pl.String).str.strip_chars(" ").alias(name)
     if name in INTEGER_FIELDS:
         number = value.cast(pl.String).str.strip_chars().cast(pl.Int64, strict=False)
         return (pl.when(number >= 0).then(number) if name == "generation" else number).alias(name)

@@ -16,7 +16,7 @@ from ..catalog import Catalog
 from ..catalog.schema import polars_schema
 from ..reading.accounting import FileScan
 from ..reading.envelope import envelopes
-from ..reading.rows import context_fields
+from ..reading.rows import context_fields, thread_fields
 from ..reading.search import TextSearch
 from .event_table import filter_table
 
@@ -68,7 +68,9 @@ def _own_words(lines: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]) 
     import polars as pl
 
     envelope = envelopes(lines.select(text="raw", previous=pl.lit(None, pl.String), reader="reader"), catalog, zones)
-    named = context_fields(envelope["message"], envelope["thread"], catalog)
+    named = context_fields(envelope["message"], catalog)
+    for name, series in thread_fields(envelope["thread"], catalog).items():
+        named[name] = named[name].fill_null(series) if name in named else series
     return lines.select("file", "line").with_columns(
         ts=envelope["ts"].cast(pl.Datetime("us")).dt.replace_time_zone("UTC"),
         node=pl.coalesce(pl.when(envelope["node"] != "").then(envelope["node"]), lines["file_node"]),
