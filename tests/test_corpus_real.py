@@ -46,7 +46,7 @@ KNOWN_GAPS = {
     "456": "a log of the application's own sarama handler lines (setup, cleanup), no library line",
     **dict.fromkeys(("460", "483"), "a member elected leader of a group it is alone in, with no start-up line: its first join by inference"),
     "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
-    **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637"),
+    **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637", "642", "643", "647"),
                     "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
     **dict.fromkeys(("509", "525"), "a deciding line the catalogs keep out on purpose (an uncaught exception's header, a commit's success)"),
     "510": "the member's previous epoch a coordinator line prints beside its new one (previousEpoch=3) is no column of the table",
@@ -70,6 +70,10 @@ KNOWN_GAPS = {
     "631": "Streamiz's shutdown lines (PENDING_SHUTDOWN, a refused transition, the revocation's duration) among the deciding lines",
     "632": "ruby-kafka's consumer restart and its failed coordinator lookups (fluentd's lines) among the deciding lines",
     "635": "a newest-first table: the consumer's stop, read after the crash line it follows, taken for a member leaving",
+    "641": "KafkaJS JSON records a mail archive wrapped over four lines: only two-line wraps are joined",
+    **dict.fromkeys(("644", "645", "646"), "a consumer's start-up with no join in the lines: no rebalance, while the annotation "
+                    "reads its coming first join (102 reads such a start as unknown)"),
+    "650": "a group id masked as '*****': the Java wordings' optional trailing '*' (a Markdown bold) takes the mask's tail",
     "565": "a worker's first join, then two rebalances for connector and task configurations: the verdict leads with the more "
            "frequent cause (enforced), the annotation with the first",
     "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "

@@ -211,7 +211,12 @@ def _topics(partitions: frozenset[str]) -> set[str]:
 
 
 def _partition_set(partitions: str | None) -> frozenset[str]:
-    return frozenset(p for p in re.split(r"[\s,\[\]{}]+", partitions or "") if p)
+    """Partitions as `topic-N`, however printed: `[orders-0, orders-1]`, or `orders [0], orders [1]` (kcat)."""
+    text = _BRACKETED_PARTITION.sub(r"\1-\2", partitions or "")
+    return frozenset(p for p in re.split(r"[\s,\[\]{}]+", text) if p)
+
+
+_BRACKETED_PARTITION = re.compile(r"([^\s,\[\]{}]+)\s*\[(\d+)\]")
 
 
 def _first_join_in_its_log(draft: Draft, index: TimeIndex) -> Event | None:
@@ -245,11 +250,14 @@ def _was_member_before(event: Event, index: TimeIndex) -> bool:
 
 
 def _asked_while_starting(event: Event, index: TimeIndex) -> bool:
-    """A consumer starting may ask a broker before the coordinator has loaded its group: one that had not been a
-    member yet, in a file that shows a consumer start (before the answer, or after it: an application that builds
-    its consumer anew on the error). Finding the coordinator again is what a move looks like, so it shows no start."""
+    """A consumer starting may ask a broker before the coordinator has loaded its group, or lose its connection to
+    the coordinator it has just found: one that had not been a member yet, in a file that shows a consumer start
+    (before the answer, or after it: an application that builds its consumer anew on the error), or its coordinator
+    found before the loss. Finding the coordinator again after the loss is what a move looks like: no start."""
     if _was_member_before(event, index):
         return False
+    if index.first_in_file(event, "coordinator found", lambda e: e.kind == "coordinator_discovered") < index.place_in_file(event):
+        return True  # it had just found its coordinator, and had not joined: it was starting
     return index.first_in_file(event, "consumer start", _consumer_start_line) < index.in_file(event)
 
 
@@ -412,6 +420,8 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
     joined = [ep.join.at for ep in draft.episodes if ep.join is not None and ep.join.at is not None]
     joining_since = _joining_since(draft)
     rejoining = {ep.participant for ep in draft.episodes} | {e.participant for e in draft.events if e.kind in JOIN_SIGNALS}
+    # a member that asks to join with a member id of its own had one: it rejoins, it is not new
+    with_own_id = {e.participant for e in window if e.kind == "join_start" and e.member_id}
     for position, event in enumerate(window):
         if _next_round(event) and joined and event.at is not None and event.at > min(joined):
             continue  # a followup scheduled once this rebalance's join was done: it starts the next round, it did not start this one
@@ -419,7 +429,8 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             continue  # the member was already joining this rebalance: what it asks for later did not start it
         first_start = first_seen.get(event.participant) is event and _only_starting_before(event, index)
         if (event.kind in STARTUP and not _changes_subscription(event) and event.component != "broker"
-                and not _joins_holding_partitions(event) and (first_start or _constructed_to_join(event, index))):
+                and not _joins_holding_partitions(event) and event.participant not in with_own_id
+                and (first_start or _constructed_to_join(event, index))):
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
         if event.component == "broker":
             continue
