@@ -24,7 +24,7 @@ FAMILIES = ("java", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go
 # Excerpts whose root cause the analyzers do not yet recover (the tool says `unknown`, or where noted, another
 # cause), by the general gap behind each. Strict: an excerpt that starts passing must leave this list.
 KNOWN_GAPS = {
-    **dict.fromkeys(("103", "109", "174", "270", "342", "360", "361", "367", "373"),
+    **dict.fromkeys(("174", "270", "342", "360", "361", "367", "373"),
                     "a member's start shown by no start-up line the catalogs know, or only by another member's share"),
     **dict.fromkeys(("134", "190"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
     "166": "the unknown-member error only in words, on a continuation line (pino-pretty)",
@@ -44,7 +44,9 @@ KNOWN_GAPS = {
     "442": "franz-go behind a logger that prints the message and then \"key\":\"value\" pairs without braces",
     "451": "partitions added to a topic, shown only by a new session subscribing to a higher partition number",
     "456": "a log of the application's own sarama handler lines (setup, cleanup), no library line",
-    **dict.fromkeys(("460", "483"), "a member elected leader of a group it is alone in, with no start-up line: its first join by inference"),
+    "460": "librdkafka's range assignor lines ('running range assignment for 1 member(s)', 'range: Member … assigned …') among "
+           "the deciding lines: no events",
+    "483": "a member elected leader of a group it is alone in, with no start-up line: its first join by inference",
     "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
     **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637", "642", "643", "647"),
                     "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
@@ -57,8 +59,9 @@ KNOWN_GAPS = {
     "556": "Kafka Streams lines an author cut to 'INFO ...': a second instance's first assignment beside the first's revocation",
     "604": "an application's resubscription (librdkafka's 'received op SUBSCRIBE', 'subscribe to new subscription'): no event, so "
            "the metadata change it makes is not seen",
-    **dict.fromkeys(("605", "607"), "a librdkafka consumer's first join shown only by its join state ('join-state init … without "
-                    "assignment', '(v1, …)'), with no start-up line"),
+    "605": "librdkafka's 'unassign done … (no previous assignment)' among the deciding lines: no event",
+    "607": "a librdkafka consumer's first join shown only by its group handle's state changes at version 1 and a JoinGroup "
+           "response received: a state change at v1 also precedes consumers that never join (102)",
     **dict.fromkeys(("606", "609"), "librdkafka detail among the deciding lines (the coordinator named by CGRPCOORD, an idle "
                     "disconnect, 'received op PARTITION_LEAVE', 'unassign done')"),
     **dict.fromkeys(("612", "625"), "a log that starts at a member's join (a CI log's line 1446, a MirrorMaker worker at generation "
@@ -71,7 +74,7 @@ KNOWN_GAPS = {
     "632": "ruby-kafka's consumer restart and its failed coordinator lookups (fluentd's lines) among the deciding lines",
     "635": "a newest-first table: the consumer's stop, read after the crash line it follows, taken for a member leaving",
     "641": "KafkaJS JSON records a mail archive wrapped over four lines: only two-line wraps are joined",
-    **dict.fromkeys(("644", "645", "646"), "a consumer's start-up with no join in the lines: no rebalance, while the annotation "
+    **dict.fromkeys(("645", "646"), "a consumer's start-up with no join in the lines: no rebalance, while the annotation "
                     "reads its coming first join (102 reads such a start as unknown)"),
     "650": "a group id masked as '*****': the Java wordings' optional trailing '*' (a Markdown bold) takes the mask's tail",
     "565": "a worker's first join, then two rebalances for connector and task configurations: the verdict leads with the more "

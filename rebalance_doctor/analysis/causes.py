@@ -455,6 +455,8 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             # its heartbeats had stopped long enough for the coordinator to drop it; with the rebalance that dropped it
             # in view, this one is its rejoin
             kind = "heartbeat_expiry"
+        elif event.kind == "member_state_change" and event.cause == "member_join":
+            kind = "member_join"  # a consumer that never had an assignment (librdkafka's group handle at v1): its first join
         elif fenced_static_member(event):
             kind = "static_member_fencing"
         elif event.kind in CLIENT_EVENT_CAUSE:

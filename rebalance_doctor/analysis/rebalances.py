@@ -557,6 +557,8 @@ def _signals_rebalance(event: Event) -> bool:
         return (event.state or "").upper() == "REBALANCING"
     if event.kind in ("subscription_changed", "consumer_lifecycle"):  # an unsubscribe or a close sends a LeaveGroup
         return event.cause == "member_leave"
+    if event.kind == "member_state_change":  # a consumer that never had an assignment, on its way into the group
+        return event.cause == "member_join"
     return event.kind in ORPHAN_SIGNALS
 
 
