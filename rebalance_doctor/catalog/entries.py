@@ -117,7 +117,11 @@ class LayoutUnion:
 
 @dataclass(frozen=True)
 class ContextPrefix(RegexEntry):
-    """A log-context prefix inside the message that names the group, client or thread."""
+    """A log-context prefix inside the message that names the group, client or thread. An ``inferred`` one
+    reads them out of another name (a Streams application id in a thread's name): a group the message names
+    comes first; a prefix the client writes with the group (``[Consumer clientId=…, groupId=…]``) comes before it."""
+
+    inferred: bool = False
 
 
 @dataclass(frozen=True)

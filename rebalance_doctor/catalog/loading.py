@@ -147,6 +147,7 @@ def _prefix(entry: dict, path: Path, allowed: frozenset[str]) -> ContextPrefix:
         examples=_examples(entry, path, required=True),
         path=str(path),
         line=entry.line,
+        inferred=bool(entry.get("inferred", False)),
     )
 
 

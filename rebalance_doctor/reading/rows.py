@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from ..catalog import Catalog, MessagePattern
+from ..catalog import Catalog, ContextPrefix, MessagePattern
 from ..catalog.schema import COLUMN_NAMES, EXTRACTED, FIELD_BY_GROUP, INTEGER_FIELDS, polars_schema
 from .envelope import envelopes, matched_regex
 
@@ -163,11 +163,11 @@ def classify_reason(reason: str, catalog: Catalog) -> tuple[str, dict[str, str]]
     return cause, {name: value for name, value in zip(("member_id", "instance_id"), named, strict=True) if value is not None}
 
 
-def context_fields(texts: pl.Series, catalog: Catalog) -> dict[str, pl.Series]:
+def context_fields(texts: pl.Series, prefixes: Sequence[ContextPrefix]) -> dict[str, pl.Series]:
     """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …) in each text: per field, the
-    first prefix (in catalog order) that names it."""
+    first of ``prefixes`` (in catalog order) that names it."""
     fields: dict[str, pl.Series] = {}
-    for prefix in _present(texts, catalog.context_prefixes):
+    for prefix in _present(texts, prefixes):
         groups = texts.str.extract_groups(matched_regex(prefix.regex)).struct.unnest().drop(_MATCHED)
         for group in groups.columns:
             name = FIELD_BY_GROUP[group]
@@ -178,7 +178,7 @@ def context_fields(texts: pl.Series, catalog: Catalog) -> dict[str, pl.Series]:
 def thread_fields(threads: pl.Series, catalog: Catalog) -> dict[str, pl.Series]:
     """Fields named by context prefixes in the envelope's thread name as a log prints it
     (``[orders-app-<uuid>-StreamThread-1]`` names a Streams application)."""
-    return context_fields("[" + threads + "]", catalog)
+    return context_fields("[" + threads + "]", catalog.context_prefixes)
 
 
 def _with_continuation(messages: pl.Series, raw: pl.Series) -> pl.Series:
@@ -202,11 +202,14 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
     import polars as pl
 
     envelope = envelopes(matched, catalog, zones)
-    context = context_fields(_with_continuation(envelope["message"], matched["raw"]), catalog)  # continuation lines too
+    messages = _with_continuation(envelope["message"], matched["raw"])  # continuation lines too
+    context = context_fields(messages, [prefix for prefix in catalog.context_prefixes if not prefix.inferred])
+    inferred = context_fields(messages, [prefix for prefix in catalog.context_prefixes if prefix.inferred])
     thread_context = thread_fields(envelope["thread"], catalog)
     table = matched.join(_pattern_table(catalog), on="pattern", how="left", maintain_order="left")
     sources = pl.DataFrame([
         *(table[name] for name in table.columns), *(series.alias(f"context_{name}") for name, series in context.items()),
+        *(series.alias(f"inferred_{name}") for name, series in inferred.items()),
         *(series.alias(f"thread_{name}") for name, series in thread_context.items()),
         *(envelope[name].alias(f"envelope_{name}") for name in envelope.columns),
     ])
@@ -227,13 +230,14 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
 
 
 def _field_text(name: str, columns: list[str]) -> pl.Expr:
-    """A field's text: the message's own group, else the pattern's constant, else a context prefix in the message,
-    else one in the thread's name, else the envelope (a JSON key of the record; the thread). A client's context
-    prefix names its group and client before the message does: what follows an old wording that ended on the group
-    (``(Re-)joining group orders``) may be a logger's suffix."""
+    """A field's text: the message's own group, else the pattern's constant, else a context prefix in the message
+    (one that states it, then one that infers it), else one in the thread's name, else the envelope (a JSON key of
+    the record; the thread). A prefix the client writes with its group and client names them before the message
+    does: what follows an old wording that ended on the group (``(Re-)joining group orders``) may be a logger's
+    suffix."""
     import polars as pl
 
-    order = [name, f"constant_{name}", f"context_{name}", f"thread_{name}", f"envelope_{name}"]
+    order = [name, f"constant_{name}", f"context_{name}", f"inferred_{name}", f"thread_{name}", f"envelope_{name}"]
     if name in PREFIX_FIRST:
         order.insert(0, order.pop(2))
     present = [pl.col(source) for source in order if source in columns]

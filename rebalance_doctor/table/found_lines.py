@@ -68,7 +68,7 @@ def _own_words(lines: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]) 
     import polars as pl
 
     envelope = envelopes(lines.select(text="raw", previous=pl.lit(None, pl.String), reader="reader"), catalog, zones)
-    named = context_fields(envelope["message"], catalog)
+    named = context_fields(envelope["message"], catalog.context_prefixes)
     for name, series in thread_fields(envelope["thread"], catalog).items():
         named[name] = named[name].fill_null(series) if name in named else series
     return lines.select("file", "line").with_columns(
