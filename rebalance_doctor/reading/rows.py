@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 _MATCHED = "rdMatched"
 _LEADER_WORDS = ["true", "1", "yes", "me"]
-PREFIX_FIRST = {"group_id", "client_id", "instance_id"}  # what a client's context prefix names with authority
+PREFIX_FIRST = {"group_id", "client_id", "instance_id"}  # ids a client's context prefix states with authority
 
 
 def candidate_patterns(text: str, catalog: Catalog) -> list[MessagePattern]:
