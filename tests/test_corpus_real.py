@@ -35,7 +35,8 @@ KNOWN_GAPS = {
     **dict.fromkeys(("400", "407", "408", "427"),
                     "Kafka 4.x coordinator wordings (a share line wrapped over three lines, a first epoch without its join), lines an author cut with '…'"),
     "426": "records an author wrapped after their logger: the event is the message's line, not the record's first",
-    "430": "a Connect worker's own shutdown line, in another container's log, not tied to the survivor's rebalance (says member_join)",
+    "430": "a Connect worker's shutdown line in a compose log whose containers write different time zones (the broker UTC, the "
+           "workers +09:00): clocks are set per file, not per container, so the stop is hours from the rebalance (says member_join)",
     "432": "a probing rebalance known only by its timing, probing.rebalance.interval.ms after the last (says cooperative_followup)",
     "471": "a Connect task killed by its JoinGroup's fatal error: the exception's class, on the line after the kill, is part of its record",
     "434": "a coordinator line wrapped after its reason began: the first half matches alone, so the rest is not joined to it",
