@@ -49,7 +49,8 @@ KNOWN_GAPS = {
            "the deciding lines: no events",
     "483": "a member elected leader of a group it is alone in, with no start-up line: its first join by inference",
     "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
-    **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637", "642", "643", "647"),
+    **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637",
+                     "642", "643", "647", "660", "661", "665"),
                     "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
     **dict.fromkeys(("509", "525"), "a deciding line the catalogs keep out on purpose (an uncaught exception's header, a commit's success)"),
     "510": "the member's previous epoch a coordinator line prints beside its new one (previousEpoch=3) is no column of the table",
@@ -65,8 +66,8 @@ KNOWN_GAPS = {
            "response received: a state change at v1 also precedes consumers that never join (102)",
     **dict.fromkeys(("606", "609"), "librdkafka detail among the deciding lines (the coordinator named by CGRPCOORD, an idle "
                     "disconnect, 'received op PARTITION_LEAVE', 'unassign done')"),
-    **dict.fromkeys(("612", "625"), "a log that starts at a member's join (a CI log's line 1446, a MirrorMaker worker at generation "
-                    "64) taken for its first join; the annotation reads a rejoin of unknown cause, as others in the corpus do not"),
+    **dict.fromkeys(("612", "625", "670"), "a log that starts at a member's join (a CI log's line 1446, a MirrorMaker worker at "
+                    "generation 64) taken for its first join; the annotation reads a rejoin of unknown cause, as others in the corpus do not"),
     "614": "SmallRye's own rebalance-listener lines (SRMSG18224) with a group redacted as '<redacted>': no catalog",
     "615": "a Streams member's first join shown only by an assignment that gives it every task, none held before",
     "617": "a coordinator lost with no rebalance after it: the corpus reads that as a coordinator change (306, 552), this "
@@ -78,6 +79,9 @@ KNOWN_GAPS = {
     **dict.fromkeys(("645", "646"), "a consumer's start-up with no join in the lines: no rebalance, while the annotation "
                     "reads its coming first join (102 reads such a start as unknown)"),
     "650": "a group id masked as '*****': the Java wordings' optional trailing '*' (a Markdown bold) takes the mask's tail",
+    "666": "a join that started one group's rebalance beside another group's member expiring: the verdict leads with the expiry, "
+           "the annotation with the first rebalance (662 reads the same pair as the expiry)",
+    "669": "the pre-0.9 ZooKeeper consumer (ZookeeperConsumerConnector's 'Rebalancing attempt failed'): no catalog",
     "565": "a worker's first join, then two rebalances for connector and task configurations: the verdict leads with the more "
            "frequent cause (enforced), the annotation with the first",
     "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "

@@ -459,6 +459,10 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = "member_join"  # a consumer that never had an assignment (librdkafka's group handle at v1): its first join
         elif fenced_static_member(event):
             kind = "static_member_fencing"
+        elif event.kind == "leave_group" and event.cause is None:
+            # a LeaveGroup that gives no reason (clients before 2.4 never did): a close or an unsubscribe; a poll
+            # timeout, which also sends one, says so on a line of its own, a stronger witness
+            kind = "member_leave"
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]
         elif event.kind in REASONED and event.cause not in (None, SYMPTOM, "unknown"):
@@ -467,6 +471,10 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
                 # a consumer starting sees its topics' metadata for the first time, and drops the assignment it does
                 # not have yet (librdkafka's "unsubscribe" in state init): it is joining
                 kind = "member_join"
+            elif kind == "member_leave" and event.kind == "join_requested":
+                # the rejoin a client schedules as it leaves ("consumer pro-actively leaving the group"): its LeaveGroup
+                # line is the leave; without one it had no membership to give up (never joined, or static)
+                kind = None
             elif kind == "member_leave" and _never_joined(event, index):
                 # a consumer that gives up before it ever joined (its coordinator never found) leaves no generation:
                 # its attempt to join is the change in view, if it made one
