@@ -50,7 +50,8 @@ KNOWN_GAPS = {
     "483": "a member elected leader of a group it is alone in, with no start-up line: its first join by inference",
     "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
     **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637",
-                     "642", "643", "647", "660", "661", "665"),
+                     "642", "643", "647", "660", "665",
+                     "695", "696"),
                     "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
     **dict.fromkeys(("509", "525"), "a deciding line the catalogs keep out on purpose (an uncaught exception's header, a commit's success)"),
     "510": "the member's previous epoch a coordinator line prints beside its new one (previousEpoch=3) is no column of the table",
@@ -79,6 +80,15 @@ KNOWN_GAPS = {
     **dict.fromkeys(("645", "646"), "a consumer's start-up with no join in the lines: no rebalance, while the annotation "
                     "reads its coming first join (102 reads such a start as unknown)"),
     "650": "a group id masked as '*****': the Java wordings' optional trailing '*' (a Markdown bold) takes the mask's tail",
+    "661": "a Java client's LeaveGroup with no reason (before 2.4) after the application's SIGTERM line: a reasonless leave is no "
+           "witness, since a guessed catalog entry's leave_group kind would make reports confidently wrong (test_patterns_suggest)",
+    "681": "a 4.x coordinator's shard unloading lines, each wrapped over three or four lines by the author: no events",
+    "691": "a container's own start-up lines (certificates updated) before a consumer's first assignment: no start-up line the "
+           "catalogs know",
+    **dict.fromkeys(("692", "693"), "librdkafka lines an author wrapped or cut with '...' (a session timeout's second half, a "
+                    "commit refused for UNKNOWN_MEMBER_ID) among the deciding lines"),
+    **dict.fromkeys(("694", "697"), "Arroyo and Snuba consumers' closes, of a group no line names (Arroyo never prints it): the "
+                    "close makes no rebalance of the unnamed group"),
     "666": "a join that started one group's rebalance beside another group's member expiring: the verdict leads with the expiry, "
            "the annotation with the first rebalance (662 reads the same pair as the expiry)",
     "669": "the pre-0.9 ZooKeeper consumer (ZookeeperConsumerConnector's 'Rebalancing attempt failed'): no catalog",

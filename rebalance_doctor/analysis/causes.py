@@ -459,10 +459,6 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = "member_join"  # a consumer that never had an assignment (librdkafka's group handle at v1): its first join
         elif fenced_static_member(event):
             kind = "static_member_fencing"
-        elif event.kind == "leave_group" and event.cause is None:
-            # a LeaveGroup that gives no reason (clients before 2.4 never did): a close or an unsubscribe; a poll
-            # timeout, which also sends one, says so on a line of its own, a stronger witness
-            kind = "member_leave"
         elif event.kind in CLIENT_EVENT_CAUSE:
             kind = CLIENT_EVENT_CAUSE[event.kind]
         elif event.kind in REASONED and event.cause not in (None, SYMPTOM, "unknown"):
