@@ -35,8 +35,6 @@ KNOWN_GAPS = {
     **dict.fromkeys(("400", "407", "408", "427"),
                     "Kafka 4.x coordinator wordings (a share line wrapped over three lines, a first epoch without its join), lines an author cut with '…'"),
     "426": "records an author wrapped after their logger: the event is the message's line, not the record's first",
-    "430": "a Connect worker's shutdown line in a compose log whose containers write different time zones (the broker UTC, the "
-           "workers +09:00): clocks are set per file, not per container, so the stop is hours from the rebalance (says member_join)",
     "432": "a probing rebalance known only by its timing, probing.rebalance.interval.ms after the last (says cooperative_followup)",
     "471": "a Connect task killed by its JoinGroup's fatal error: the exception's class, on the line after the kill, is part of its record",
     "434": "a coordinator line wrapped after its reason began: the first half matches alone, so the rest is not joined to it",
@@ -87,8 +85,9 @@ KNOWN_GAPS = {
            "catalogs know",
     **dict.fromkeys(("692", "693"), "librdkafka lines an author wrapped or cut with '...' (a session timeout's second half, a "
                     "commit refused for UNKNOWN_MEMBER_ID) among the deciding lines"),
-    **dict.fromkeys(("694", "697"), "Arroyo and Snuba consumers' closes, of a group no line names (Arroyo never prints it): the "
-                    "close makes no rebalance of the unnamed group"),
+    "694": "Arroyo's 'Processor terminated' among the deciding lines: no event",
+    "697": "a Snuba consumer's own close ('Closing <snuba…CommitLogTickConsumer object …>'), after its first assignment: no "
+           "event, so the first assignment's join is not told from the crash loop around it",
     "666": "a join that started one group's rebalance beside another group's member expiring: the verdict leads with the expiry, "
            "the annotation with the first rebalance (662 reads the same pair as the expiry)",
     "669": "the pre-0.9 ZooKeeper consumer (ZookeeperConsumerConnector's 'Rebalancing attempt failed'): no catalog",

@@ -19,11 +19,12 @@ EARLIEST = datetime.min.replace(tzinfo=UTC)
 UNNAMED_GROUP = "(group not in the logs)"
 BROKER_FOLLOW_UPS = {"rebalance_skipped"}  # coordinator lines that continue the previous one and name no group
 # Kinds whose lines some clients print without the group (a Streams assignor, librdkafka's debug lines and fatal
-# errors, KafkaJS's debug lines): when nothing in their file names one, they still make a rebalance, of a group the
-# logs do not name. A coordinator's lines of these kinds name their group.
+# errors, KafkaJS's debug lines, a consumer's or worker's close in Arroyo and Connect): when nothing in their file
+# names one, they still make a rebalance, of a group the logs do not name. A coordinator's lines of these kinds name
+# their group.
 GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
                    "poll_timeout", "leave_group", "join_requested", "join_start", "join_failed", "heartbeat_failed",
-                   "session_timeout", "subscription_changed", "member_fenced"}
+                   "session_timeout", "subscription_changed", "member_fenced", "consumer_lifecycle"}
 
 
 # The texts of an event (its message and raw lines) stay in the table's columns: only the lines a finding cites,
