@@ -166,8 +166,13 @@ def classify_reason(reason: str, catalog: Catalog) -> tuple[str, dict[str, str]]
 def context_fields(texts: pl.Series, prefixes: Sequence[ContextPrefix]) -> dict[str, pl.Series]:
     """Fields named by log-context prefixes (``[Consumer clientId=…, groupId=…]`` …) in each text: per field, the
     first of ``prefixes`` (in catalog order) that names it."""
+    return _prefix_fields(texts, _present(texts, prefixes))
+
+
+def _prefix_fields(texts: pl.Series, present: Sequence[ContextPrefix]) -> dict[str, pl.Series]:
+    """:func:`context_fields` for prefixes already known to occur in the texts."""
     fields: dict[str, pl.Series] = {}
-    for prefix in _present(texts, prefixes):
+    for prefix in present:
         groups = texts.str.extract_groups(matched_regex(prefix.regex)).struct.unnest().drop(_MATCHED)
         for group in groups.columns:
             name = FIELD_BY_GROUP[group]
@@ -203,8 +208,9 @@ def event_rows(matched: pl.DataFrame, catalog: Catalog, zones: dict[int, tzinfo]
 
     envelope = envelopes(matched, catalog, zones)
     messages = _with_continuation(envelope["message"], matched["raw"])  # continuation lines too
-    context = context_fields(messages, [prefix for prefix in catalog.context_prefixes if not prefix.inferred])
-    inferred = context_fields(messages, [prefix for prefix in catalog.context_prefixes if prefix.inferred])
+    present = _present(messages, catalog.context_prefixes)  # one literal pass for the stated and the inferred prefixes
+    context = _prefix_fields(messages, [prefix for prefix in present if not prefix.inferred])
+    inferred = _prefix_fields(messages, [prefix for prefix in present if prefix.inferred])
     thread_context = thread_fields(envelope["thread"], catalog)
     table = matched.join(_pattern_table(catalog), on="pattern", how="left", maintain_order="left")
     sources = pl.DataFrame([
