@@ -48,8 +48,7 @@ KNOWN_GAPS = {
     "483": "a member elected leader of a group it is alone in, with no start-up line: its first join by inference",
     "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
     **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637",
-                     "642", "643", "647", "660", "665",
-                     "695", "696"),
+                     "642", "643", "647", "660", "665", "696"),
                     "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
     **dict.fromkeys(("509", "525"), "a deciding line the catalogs keep out on purpose (an uncaught exception's header, a commit's success)"),
     "510": "the member's previous epoch a coordinator line prints beside its new one (previousEpoch=3) is no column of the table",
@@ -57,16 +56,17 @@ KNOWN_GAPS = {
     **dict.fromkeys(("527", "529"), "the group named only on the command line that started the example consumer; its lines are the example's prints"),
     "535": "a new member shown only by the partitions the leader no longer gives itself",
     "539": "kafka-node (the npm debug module's lines): no catalog",
-    "556": "Kafka Streams lines an author cut to 'INFO ...': a second instance's first assignment beside the first's revocation",
     "604": "an application's resubscription (librdkafka's 'received op SUBSCRIBE', 'subscribe to new subscription'): no event, so "
            "the metadata change it makes is not seen",
-    "605": "librdkafka's 'unassign done … (no previous assignment)' among the deciding lines: no event",
     "607": "a librdkafka consumer's first join shown only by its group handle's state changes at version 1 and a JoinGroup "
            "response received: a state change at v1 also precedes consumers that never join (102)",
     **dict.fromkeys(("606", "609"), "librdkafka detail among the deciding lines (the coordinator named by CGRPCOORD, an idle "
                     "disconnect, 'received op PARTITION_LEAVE', 'unassign done')"),
-    **dict.fromkeys(("612", "625", "670"), "a log that starts at a member's join (a CI log's line 1446, a MirrorMaker worker at "
-                    "generation 64) taken for its first join; the annotation reads a rejoin of unknown cause, as others in the corpus do not"),
+    "612": "the Java client's DEBUG 'Disabling heartbeat thread' and 'Joining group with current subscription' among the "
+           "deciding lines: no events",
+    **dict.fromkeys(("137", "146", "362", "640"),
+                    "a log that starts at a member's join, with no start-up line before it: read as a first join by these "
+                    "annotations, as a rejoin of unknown cause by others (612, 625, 670, 743, 774); the tool names no cause"),
     "614": "SmallRye's own rebalance-listener lines (SRMSG18224) with a group redacted as '<redacted>': no catalog",
     "615": "a Streams member's first join shown only by an assignment that gives it every task, none held before",
     "617": "a coordinator lost with no rebalance after it: the corpus reads that as a coordinator change (306, 552), this "
@@ -90,7 +90,23 @@ KNOWN_GAPS = {
            "event, so the first assignment's join is not told from the crash loop around it",
     "666": "a join that started one group's rebalance beside another group's member expiring: the verdict leads with the expiry, "
            "the annotation with the first rebalance (662 reads the same pair as the expiry)",
-    "669": "the pre-0.9 ZooKeeper consumer (ZookeeperConsumerConnector's 'Rebalancing attempt failed'): no catalog",
+    "669": "one connector's failed rebalancing attempt, then another connector's first attempt: two attempts of one rebalance "
+           "by the annotation, but no member retried",
+    "761": "a host name redacted as 'GRAYLOG_IP' inside the ZooKeeper consumer's id: the group is read as 'graylog2_GRAYLOG', "
+           "since a host name has no '_'",
+    **dict.fromkeys(("722", "723"), "wvanbergen/kafka's ZooKeeper consumer group for sarama (2015, archived): no catalog"),
+    "720": "sarama-cluster's rebalance with an empty member id ('cluster/consumer  rebalance'), a consumer that never joined: "
+           "the tool reads its first join, the annotation unknown",
+    "772": "a refused commit and a failed join, both UNKNOWN_MEMBER_ID, with no expiry in the lines: the annotation reads a "
+           "session expiry, the corpus elsewhere (140, 145, 366, 446) unknown",
+    **dict.fromkeys(("700", "701"), "librdkafka's request time-outs (REQTMOUT, 'timed out: disconnect') among the deciding lines: "
+                    "no events"),
+    "702": "MassTransit's own 'Partition … was assigned to: <member>' lines among the deciding lines",
+    "735": "the group only in a faust traceback's exception line ('RebalanceInProgressError: risk-faust-v15')",
+    "740": "a Streams thread's uncaught exception header and its 'Caused by' among the deciding lines",
+    "800": "a sole consumer's first join and, two seconds later, its stop: read as one rebalance of a member leaving, the "
+           "annotation reads the join (236 reads a close after the assignment as the rebalance's cause)",
+    "743": "Connect's config-topic truncation ('Truncation detected for partition connect-configs-…') among the deciding lines",
     "565": "a worker's first join, then two rebalances for connector and task configurations: the verdict leads with the more "
            "frequent cause (enforced), the annotation with the first",
     "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "

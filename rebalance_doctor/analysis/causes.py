@@ -18,7 +18,8 @@ from datetime import datetime, timedelta
 from ..catalog.schema import SYMPTOM
 from .model import EPOCH_PROTOCOLS, Cause, Evidence, Rebalance
 from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode, joins
-from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member, error_names, fenced_static_member
+from .timeline import (EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member, asked_for_member_id, error_names,
+                       fenced_static_member)
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 # KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
@@ -261,6 +262,12 @@ def _asked_while_starting(event: Event, index: TimeIndex) -> bool:
     return index.first_in_file(event, "consumer start", _consumer_start_line) < index.in_file(event)
 
 
+def _start_shown_before(event: Event, index: TimeIndex) -> bool:
+    """A start-up line other than a join before the event in its file: a log that begins at a join shows a member
+    (re)joining, not why."""
+    return index.first_in_file(event, "start-up", _start_up_line) < index.place_in_file(event)
+
+
 def _consumer_start_line(event: Event) -> bool:
     return _start_up_line(event) and event.kind != "coordinator_discovered"
 
@@ -306,7 +313,7 @@ def _at_work(event: Event) -> bool:
 def _started_with(episode: Episode, window: list[Event]) -> bool:
     """The member's log shows it starting: start-up lines before its join, or a Streams thread or client of its
     file leaving its start state around this rebalance (a thread's lines name no consumer: they are its file's)."""
-    return any(e.kind in STARTUP for e in episode.pre) or any(_leaves_start_state(e) and e.file == episode.participant[0]
+    return any(_start_up_line(e) for e in episode.pre) or any(_leaves_start_state(e) and e.file == episode.participant[0]
                                                                for e in window)
 
 
@@ -316,10 +323,13 @@ def _leaves_start_state(event: Event) -> bool:
 
 
 def _start_up_line(event: Event) -> bool:
-    """A line a consumer prints on its way up: its config, its subscription, finding the coordinator, or a
-    Streams client or thread leaving its CREATED or STARTING state (states only a start passes through)."""
+    """A line a consumer prints on its way up: its config, its subscription, finding the coordinator, the
+    coordinator asking it for a member id (only a new member has none), or a Streams client or thread leaving its
+    CREATED or STARTING state (states only a start passes through)."""
     if event.kind in ("streams_thread_state", "streams_client_state"):
         return _leaves_start_state(event)
+    if asked_for_member_id(event):
+        return True
     return event.kind in STARTUP and event.kind not in JOIN_SIGNALS and not _changes_subscription(event)
 
 
@@ -430,6 +440,7 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
         first_start = first_seen.get(event.participant) is event and _only_starting_before(event, index)
         if (event.kind in STARTUP and not _changes_subscription(event) and event.component != "broker"
                 and not _joins_holding_partitions(event) and event.participant not in with_own_id
+                and (event.kind != "join_start" or _start_shown_before(event, index))
                 and (first_start or _constructed_to_join(event, index))):
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
         if event.component == "broker":

@@ -24,7 +24,8 @@ BROKER_FOLLOW_UPS = {"rebalance_skipped"}  # coordinator lines that continue the
 # their group.
 GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
                    "poll_timeout", "leave_group", "join_requested", "join_start", "join_failed", "heartbeat_failed",
-                   "session_timeout", "subscription_changed", "member_fenced", "consumer_lifecycle"}
+                   "session_timeout", "subscription_changed", "member_fenced", "consumer_lifecycle", "coordinator_discovered",
+                   "join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked"}
 
 
 # The texts of an event (its message and raw lines) stay in the table's columns: only the lines a finding cites,
@@ -311,6 +312,11 @@ def fenced_static_member(event: Event) -> bool:
 def answered_unknown_member(event: Event) -> bool:
     """The coordinator no longer knows the member (UNKNOWN_MEMBER_ID, "Unknown member", UnknownMemberId)."""
     return error_names(event, "UNKNOWNMEMBER")
+
+
+def asked_for_member_id(event: Event) -> bool:
+    """The coordinator answered a join MEMBER_ID_REQUIRED: only a member joining without an id (a new one) is."""
+    return error_names(event, "MEMBERIDREQUIRED")
 
 
 def broker_id(printed: str) -> str:

@@ -195,7 +195,8 @@ def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis], group: Gro
         return max(known, key=lambda origin: (known[origin], surest[origin]))
     if caused:
         return "unknown"
-    found = (CAUSE_OF_FINDING.get(f.kind) for g in groups for f in g.findings)
+    # JoinGroup or SyncGroup failures that failed no rebalance in view (an info finding) show no retry
+    found = (CAUSE_OF_FINDING.get(f.kind) for g in groups for f in g.findings if not (f.kind == "failed_rebalances" and f.severity == "info"))
     return next((cause for cause in found if cause), "unknown")
 
 
