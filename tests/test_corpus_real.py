@@ -55,7 +55,6 @@ KNOWN_GAPS = {
     "523": "a sole member elected leader of a high generation, the log starting inside its join: taken for its first join",
     **dict.fromkeys(("527", "529"), "the group named only on the command line that started the example consumer; its lines are the example's prints"),
     "535": "a new member shown only by the partitions the leader no longer gives itself",
-    "539": "kafka-node (the npm debug module's lines): no catalog",
     "604": "an application's resubscription (librdkafka's 'received op SUBSCRIBE', 'subscribe to new subscription'): no event, so "
            "the metadata change it makes is not seen",
     "607": "a librdkafka consumer's first join shown only by its group handle's state changes at version 1 and a JoinGroup "
