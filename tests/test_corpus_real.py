@@ -105,6 +105,30 @@ KNOWN_GAPS = {
     "740": "a Streams thread's uncaught exception header and its 'Caused by' among the deciding lines",
     "800": "a sole consumer's first join and, two seconds later, its stop: read as one rebalance of a member leaving, the "
            "annotation reads the join (236 reads a close after the assignment as the rebalance's cause)",
+    "822": "a coordinator lost and found again on the same broker with no rebalance: a coordinator change in 552, unknown "
+           "in this annotation (and 617)",
+    "824": "a WARN record an author re-wrapped by hand over nine lines, its context prefix on the second",
+    "826": "the ZooKeeper consumer's group read from its consumer id ('zipkin_…-1540750562130-185bd16d'); the annotation "
+           "names no group, since no line names it as such (669 and 761 do)",
+    "827": "Schema Registry's own coordination lines ('Joining schema registry with Kafka-based coordination', a join that "
+           "timed out) under its default group, which no line names",
+    "830": "an author's condensed timeline (relative 'T+42.314' times, bare Streams messages) among the deciding lines",
+    "850": "the Java client's DEBUG 'Executing onJoinPrepare with generation -1 and memberId ' among the deciding lines: no "
+           "event",
+    **dict.fromkeys(("861", "863", "866"), "Elixir's supervisor and GenServer reports (brod_sup starting a client, a handler "
+                    "crashing) among the deciding lines"),
+    "862": "brod's client line 'payload connection down kafka-host:9092' among the deciding lines: no event",
+    "864": "a brod member elected leader at generation 14 as its log begins, with no start-up line: a first join by the "
+           "annotation, a join of unknown cause by the tool (see 137)",
+    **dict.fromkeys(("870", "871", "876"), "kafka-node's errors printed as Node.js error objects over many lines, their "
+                    "header cut: the stack's frames and 'message: … errorCode: N }' tail among the deciding lines"),
+    "872": "a kafka-node debug log an author hard-wrapped at 80 columns, its JoinGroup failing before any join",
+    **dict.fromkeys(("874", "875"), "kafka-node's HighLevelConsumer, whose group lives in ZooKeeper: no catalog"),
+    "881": "ZooKeeper's 'Creating /consumers/<group>/ids/<id>' (ZKCheckedEphemeral) among the deciding lines: no event",
+    "883": "a ZooKeeper consumer registering, the excerpt cut before its first rebalance: no rebalance, while the "
+           "annotation reads the coming first join (as 645 and 646)",
+    "884": "ZooKeeper consumers whose consumer.id is set ('evok_<host>_<pid>_<thread>'): their id is no '<group>_<host>-<ms>-"
+           "<hex>', so no group is read from it",
     "743": "Connect's config-topic truncation ('Truncation detected for partition connect-configs-…') among the deciding lines",
     "565": "a worker's first join, then two rebalances for connector and task configurations: the verdict leads with the more "
            "frequent cause (enforced), the annotation with the first",

@@ -175,3 +175,39 @@ def test_a_consumer_that_heard_nothing_for_a_session_and_carried_on_lost_its_coo
                           "consumer-foo-1-5f0c is not valid.\n")
     expired = json.loads(cli("report", str(log), "--format", "json").stdout)
     assert expired["verdict"]["root_cause"] == "heartbeat_expiry"
+
+
+def test_a_join_at_the_top_of_a_log_is_a_first_join_only_after_a_start(cli, tmp_path):
+    """A log that begins at a member's "(Re-)joining group" may begin in the middle of its life: nothing says why
+    it rejoins, and the report says so. The same join after the consumer's subscription, or answered
+    MEMBER_ID_REQUIRED (only a member without an id is), is a new member joining."""
+    prefix = "INFO [Consumer clientId=consumer-foo-1, groupId=foo]"
+    log = tmp_path / "app-1.log"
+    join = f"2024-10-09 16:32:27,262 {prefix} (Re-)joining group\n"
+    joined = f"2024-10-09 16:32:27,900 {prefix} Successfully joined group with generation 12\n"
+    log.write_text(join + joined)
+    assert json.loads(cli("report", str(log), "--format", "json").stdout)["verdict"]["root_cause"] == "unknown"
+
+    log.write_text(f"2024-10-09 16:32:27,100 {prefix} Subscribed to topic(s): orders\n" + join + joined)
+    assert json.loads(cli("report", str(log), "--format", "json").stdout)["verdict"]["root_cause"] == "member_join"
+
+    log.write_text(join + f"2024-10-09 16:32:27,300 {prefix} Join group failed with org.apache.kafka.common.errors."
+                          "MemberIdRequiredException: The group member needs to have a valid member id before actually "
+                          "entering a consumer group.\n" + join.replace("27,262", "27,301") + joined)
+    assert json.loads(cli("report", str(log), "--format", "json").stdout)["verdict"]["root_cause"] == "member_join"
+
+
+def test_an_erlang_consumers_two_line_records_name_group_generation_and_reason(cli, tmp_path):
+    """brod prints a header naming the group and the member's generation, and the message on the next line: each
+    pair is one event, with the group, the generation and the reason of a rejoin."""
+    log = tmp_path / "app.log"
+    header = "[09:00:00.{ms}I||<0.1555.0>] Group member (orders,coor=<0.1555.0>,cb=<0.1554.0>,generation={gen}):\n"
+    log.write_text(header.format(ms="001", gen=41) + "re-joining group, reason:unknown_member_id\n"
+                   + header.format(ms="120", gen=42) + "elected=true\n"
+                   + header.format(ms="130", gen=42) + "assignments received:\n  events:\n    partition=0 begin_offset=9268\n")
+
+    rows = [json.loads(line) for line in cli("events", str(log), "--format", "ndjson").stdout.splitlines()]
+
+    assert [(r["line"], r["kind"], r["group_id"], r["generation"]) for r in rows] == [
+        (1, "join_requested", "orders", 41), (3, "join_succeeded", "orders", 42), (5, "sync_succeeded", "orders", 42)]
+    assert rows[0]["reason"] == "unknown_member_id"

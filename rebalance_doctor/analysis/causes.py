@@ -466,6 +466,8 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             # its heartbeats had stopped long enough for the coordinator to drop it; with the rebalance that dropped it
             # in view, this one is its rejoin
             kind = "heartbeat_expiry"
+        elif asked_for_member_id(event):
+            kind = "member_join"  # the coordinator gives a member id only to a member that joins without one: a new member
         elif event.kind == "member_state_change" and event.cause == "member_join":
             kind = "member_join"  # a consumer that never had an assignment (librdkafka's group handle at v1): its first join
         elif fenced_static_member(event):

@@ -285,9 +285,13 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
             [e.evidence for e in failures] + _evidence(failed), severity=None if failed_count else "warning")
     elif failures:
         unfinished = [r for r in rebalances if r.unfinished]
+        gave_up = [e for e in failures if e.kind == "rebalance_failed"]  # a rebalance given up, though none is in view
         if unfinished:  # no generation after them: the member may have given up (a fatal error), or the logs end there
             add("failed_rebalances", f"{len(failures)} JoinGroup/SyncGroup failure line(s); {len(unfinished)} rebalance(s) not seen "
                 "reaching a generation", [e.evidence for e in failures] + _evidence(unfinished), severity="warning")
+        elif gave_up:
+            add("failed_rebalances", f"{len(gave_up)} rebalance(s) given up; {len(failures) - len(gave_up)} JoinGroup/SyncGroup "
+                "failure line(s)", [e.evidence for e in failures], severity="warning")
         else:  # members retried and got through: worth a look, not an outage
             add("failed_rebalances", f"{len(failures)} JoinGroup/SyncGroup failure line(s); no rebalance failed",
                 [e.evidence for e in failures], severity="info")
