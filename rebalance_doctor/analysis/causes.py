@@ -18,8 +18,7 @@ from datetime import datetime, timedelta
 from ..catalog.schema import SYMPTOM
 from .model import EPOCH_PROTOCOLS, Cause, Evidence, Rebalance
 from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode, joins
-from .timeline import (EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member, asked_for_member_id, error_names,
-                       fenced_static_member)
+from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member, asked_for_member_id, error_names, fenced_static_member
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 # KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
