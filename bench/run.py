@@ -211,6 +211,7 @@ def bench(corpus: Path, profile: str, repeat: int) -> None:
     commands = {
         "rg -c -F -f anchors": ["rg", "-c", "-F", "-f", str(anchors), *files],
         "grep -c -F -f anchors": ["grep", "-c", "-F", "-f", str(anchors), *files],
+        "floor: read, prefilter, number lines (bench/floor.py)": [sys.executable, str(HERE / "floor.py"), str(corpus)],
         "rebalance-doctor events (ndjson)": [*TOOL, "events", str(corpus), "--format", "ndjson"],
         f"rebalance-doctor events, +{EXTRA_PATTERNS} patterns": [
             *TOOL, "events", str(corpus), "--format", "ndjson", "--patterns", str(extra_catalog(HERE / "results" / "extra-patterns"))],
