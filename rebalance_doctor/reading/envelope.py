@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 _ISO = re.compile(
-    r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\s?(Z|[+-]\d\d:?\d\d)?"
+    r"(\d{4})-(\d\d)-(\d\d)(?:[T ]| ?\| ?)(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\s?(Z|[+-]\d\d:?\d\d)?"
 )
 _DASHES = str.maketrans({"–": "-", "—": "-"})
 # JSON-lines logs: which keys hold what (logstash-logback-encoder, ECS, Bunyan, pino, …)
@@ -414,7 +414,7 @@ def _headers(envelope: pl.DataFrame, frame: pl.DataFrame, catalog: Catalog, zone
 
 
 _ISO_GROUPS = (
-    r"^(?<y>\d{4})-(?<mo>\d\d)-(?<d>\d\d)[T ](?<h>\d\d):(?<mi>\d\d):(?<s>\d\d)(?:[.,](?<frac>\d{1,9}))?\s?(?<off>Z|[+-]\d\d:?\d\d)?"
+    r"^(?<y>\d{4})-(?<mo>\d\d)-(?<d>\d\d)(?:[T ]| ?\| ?)(?<h>\d\d):(?<mi>\d\d):(?<s>\d\d)(?:[.,](?<frac>\d{1,9}))?\s?(?<off>Z|[+-]\d\d:?\d\d)?"
 )
 _LOWEST, _HIGHEST = (_micros(datetime(year, 1, 1, tzinfo=UTC)) for year in (EARLIEST_YEAR, LATEST_YEAR + 1))
 
