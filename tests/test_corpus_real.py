@@ -132,6 +132,14 @@ KNOWN_GAPS = {
     "743": "Connect's config-topic truncation ('Truncation detected for partition connect-configs-…') among the deciding lines",
     "565": "a worker's first join, then two rebalances for connector and task configurations: the verdict leads with the more "
            "frequent cause (enforced), the annotation with the first",
+    "210": "a consumer refused NOT_COORDINATOR as it starts, with no join in view: a coordinator change by this annotation, "
+           "a start by 893's and 894's; the tool reads a refusal while starting as no move",
+    "893": "the new consumer's first heartbeat (epoch 0) refused NOT_COORDINATOR as it starts, no join in view: a start by "
+           "the annotation (210 reads such a refusal as a coordinator change); the epoch only in the author's own prints",
+    **dict.fromkeys(("910", "912"), "iex's prompt and the application's own lines (its start command, a subscriber starting) "
+                    "among the deciding lines"),
+    "913": "brod's first join failing before it reaches the broker (an encoder crash printed as an Erlang term over many "
+           "lines): no rebalance, while the annotation reads the start",
     "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "
            "join where both are printed)",
 }

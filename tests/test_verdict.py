@@ -211,3 +211,46 @@ def test_an_erlang_consumers_two_line_records_name_group_generation_and_reason(c
     assert [(r["line"], r["kind"], r["group_id"], r["generation"]) for r in rows] == [
         (1, "join_requested", "orders", 41), (3, "join_succeeded", "orders", 42), (5, "sync_succeeded", "orders", 42)]
     assert rows[0]["reason"] == "unknown_member_id"
+
+
+def test_a_log_of_a_consumer_starting_then_closing_is_about_its_start(cli, tmp_path):
+    """A consumer subscribes, joins, is assigned its partitions and is closed twenty seconds later: two rebalances,
+    a join and a leave, one each. The verdict names what started the first. The layout puts ` | ` between every
+    part, the date and the time too: that is a time, not a docker-compose service name."""
+    prefix = "INFO  | [main] | o.a.k.c.c.i.ConsumerCoordinator (AbstractCoordinator.java:535) | [Consumer clientId=consumer-foo-1, groupId=foo]"
+    member = "consumer-foo-1-8840e9c8-5c86-4b28-b293-f42d80f86cb6"
+    log = tmp_path / "app.log"
+    log.write_text(
+        f"2023-10-24 | 09:52:10.100 | {prefix} Subscribed to topic(s): orders\n"
+        f"2023-10-24 | 09:52:10.200 | {prefix} (Re-)joining group\n"
+        f"2023-10-24 | 09:52:13.300 | {prefix} Successfully joined group with generation Generation{{generationId=1, "
+        f"memberId='{member}', protocol='range'}}\n"
+        f"2023-10-24 | 09:52:13.400 | {prefix} Adding newly assigned partitions: orders-0\n"
+        f"2023-10-24 | 09:52:33.500 | {prefix} Member {member} sending LeaveGroup request to coordinator kafka-1:9092 "
+        "(id: 2147483646 rack: null) due to the consumer is being closed\n")
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+    events = [json.loads(line) for line in cli("events", str(log), "--format", "ndjson").stdout.splitlines()]
+
+    assert document["verdict"]["root_cause"] == "member_join"
+    assert sorted(r["cause"]["kind"] for r in document["groups"][0]["rebalances"]) == ["member_join", "member_leave"]
+    assert all(e["ts"].startswith("2023-10-24T09:52:") for e in events) and {e["node"] for e in events} != {"2023-10-24"}
+
+
+def test_a_consumer_told_not_coordinator_as_it_starts_saw_no_coordinator_move(cli, tmp_path):
+    """A consumer that has just subscribed and found its coordinator is told the broker is not the coordinator, and
+    finds the same broker again: a coordinator that had not loaded the group yet, not a move. The same loss in a
+    log that begins with no start (a member at work) is a coordinator change."""
+    prefix = "INFO [Consumer clientId=consumer-foo-1, groupId=foo]"
+    found = f"{prefix} Discovered group coordinator kafka-1:9092 (id: 2147483646 rack: null)\n"
+    lost = (f"{prefix} Group coordinator kafka-1:9092 (id: 2147483646 rack: null) is unavailable or invalid due to cause: "
+            "error response NOT_COORDINATOR. isDisconnected: false. Rediscovery will be attempted.\n")
+    log = tmp_path / "app.log"
+    log.write_text(f"2024-10-09 16:32:27,000 {prefix} Subscribed to topic(s): orders\n" + f"2024-10-09 16:32:27,100 {found}"
+                   + f"2024-10-09 16:32:27,200 {lost}" + f"2024-10-09 16:32:27,300 {found}")
+    starting = json.loads(cli("report", str(log), "--format", "json").stdout)
+    assert starting["verdict"]["root_cause"] == "unknown"
+    assert not [f for g in starting["groups"] for f in g["findings"] if f["kind"] == "coordinator_change"]
+
+    log.write_text(f"2024-10-09 16:32:27,200 {lost}" + f"2024-10-09 16:32:27,300 {found}")
+    assert json.loads(cli("report", str(log), "--format", "json").stdout)["verdict"]["root_cause"] == "coordinator_change"

@@ -18,7 +18,22 @@ from datetime import datetime, timedelta
 from ..catalog.schema import SYMPTOM
 from .model import EPOCH_PROTOCOLS, Cause, Evidence, Rebalance
 from .rebalances import JOIN_SIGNALS, LEAVING, LINES_AROUND, MEMBERSHIP_OUT, Draft, Episode, joins
-from .timeline import EARLIEST, Event, TimeIndex, answered_not_coordinator, answered_unknown_member, asked_for_member_id, error_names, fenced_static_member
+from .timeline import (
+    EARLIEST,
+    START_UP,
+    Event,
+    TimeIndex,
+    answered_not_coordinator,
+    answered_unknown_member,
+    asked_for_member_id,
+    changes_subscription,
+    consumer_start_line,
+    error_names,
+    fenced_static_member,
+    held_membership,
+    leaves_start_state,
+    start_up_line,
+)
 
 BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just before the rebalance start
 # KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
@@ -32,13 +47,9 @@ PAUSE_SEARCH = timedelta(minutes=10)  # pauses are logged when they end: search 
 MIN_RUNTIME_PAUSE_MS = 1000  # shorter pauses cannot stop a heartbeat for a session timeout
 STALLED_CAUSES = ("heartbeat_expiry", "poll_timeout")
 DEPARTURES = MEMBERSHIP_OUT | LEAVING | {"session_timeout"}  # a member gone, as the coordinator or the member says it
-STREAMS_START_STATES = {"CREATED", "STARTING"}
-# What only a member of the group logs: it had joined, held partitions or heartbeated.
-MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked", "heartbeat_failed", "commit_failed",
-                   "generation_reset"}
+STARTUP_AND_JOIN = START_UP | {"join_start"}  # signs of a member starting up
 CONSTRUCTION_REACH = 12  # the lines a client logs between its construction and its first join, at most
 REASONED = ("join_requested", "leave_group", "subscription_changed", "consumer_lifecycle")  # a member's lines that may say why
-STARTUP = {"subscription_changed", "consumer_lifecycle", "client_config", "join_start", "coordinator_discovered"}  # signs of a member starting up
 
 SUMMARY = {
     "heartbeat_expiry": "the coordinator expired {member}: no heartbeat within session.timeout.ms",
@@ -246,7 +257,7 @@ def _tried_to_join(event: Event, index: TimeIndex) -> bool:
 
 def _was_member_before(event: Event, index: TimeIndex) -> bool:
     """The event's file shows a consumer that had joined the group before it (not one still starting)."""
-    return index.first_in_file(event, "member", lambda e: e.kind in MEMBERSHIP_HELD) < index.place_in_file(event)
+    return index.first_in_file(event, "member", held_membership) < index.place_in_file(event)
 
 
 def _asked_while_starting(event: Event, index: TimeIndex) -> bool:
@@ -258,17 +269,13 @@ def _asked_while_starting(event: Event, index: TimeIndex) -> bool:
         return False
     if index.first_in_file(event, "coordinator found", lambda e: e.kind == "coordinator_discovered") < index.place_in_file(event):
         return True  # it had just found its coordinator, and had not joined: it was starting
-    return index.first_in_file(event, "consumer start", _consumer_start_line) < index.in_file(event)
+    return index.first_in_file(event, "consumer start", consumer_start_line) < index.in_file(event)
 
 
 def _start_shown_before(event: Event, index: TimeIndex) -> bool:
     """A start-up line other than a join before the event in its file: a log that begins at a join shows a member
     (re)joining, not why."""
-    return index.first_in_file(event, "start-up", _start_up_line) < index.place_in_file(event)
-
-
-def _consumer_start_line(event: Event) -> bool:
-    return _start_up_line(event) and event.kind != "coordinator_discovered"
+    return index.first_in_file(event, "start-up", start_up_line) < index.place_in_file(event)
 
 
 def _starting(event: Event, index: TimeIndex) -> bool:
@@ -287,7 +294,12 @@ def _only_starting_before(event: Event, index: TimeIndex) -> bool:
 
 def _constructed_to_join(event: Event, index: TimeIndex) -> bool:
     """A client constructed (its configuration or version line) that joins next, with nothing between but start-up
-    lines and a revocation of nothing: a consumer (re)starting, though its file shows an earlier life."""
+    lines and a revocation of nothing: a consumer (re)starting, though its file shows an earlier life. A join is
+    such a start when it is the first join after such a construction (the construction line may name no group)."""
+    if event.kind in JOIN_SIGNALS:
+        before = index.just_before_in_file(event, CONSTRUCTION_REACH)
+        last_join = max((i for i, e in enumerate(before) if e.kind in JOIN_SIGNALS), default=-1)
+        return any(e.kind == "client_config" and _constructed_to_join(e, index) for e in before[last_join + 1 :])
     if event.kind != "client_config":
         return False
     for later in index.just_after_in_file(event, CONSTRUCTION_REACH):
@@ -306,35 +318,14 @@ def _joins_holding_partitions(event: Event) -> bool:
 def _at_work(event: Event) -> bool:
     """A line only a consumer at work prints: anything but start-up lines and detail, or detail that names the
     partitions it was consuming (sarama's "closed dead subscription to orders/3")."""
-    return not _start_up_line(event) and (event.kind != "diagnostic" or bool(event.partitions))
+    return not start_up_line(event) and (event.kind != "diagnostic" or bool(event.partitions))
 
 
 def _started_with(episode: Episode, window: list[Event]) -> bool:
     """The member's log shows it starting: start-up lines before its join, or a Streams thread or client of its
     file leaving its start state around this rebalance (a thread's lines name no consumer: they are its file's)."""
-    return any(_start_up_line(e) for e in episode.pre) or any(_leaves_start_state(e) and e.file == episode.participant[0]
+    return any(start_up_line(e) for e in episode.pre) or any(leaves_start_state(e) and e.file == episode.participant[0]
                                                                for e in window)
-
-
-def _leaves_start_state(event: Event) -> bool:
-    """A Streams thread or client leaving CREATED or STARTING: a start, which only its first rebalance completes."""
-    return event.kind in ("streams_thread_state", "streams_client_state") and (event.prev_state or "").upper() in STREAMS_START_STATES
-
-
-def _start_up_line(event: Event) -> bool:
-    """A line a consumer prints on its way up: its config, its subscription, finding the coordinator, the
-    coordinator asking it for a member id (only a new member has none), or a Streams client or thread leaving its
-    CREATED or STARTING state (states only a start passes through)."""
-    if event.kind in ("streams_thread_state", "streams_client_state"):
-        return _leaves_start_state(event)
-    if asked_for_member_id(event):
-        return True
-    return event.kind in STARTUP and event.kind not in JOIN_SIGNALS and not _changes_subscription(event)
-
-
-def _changes_subscription(event: Event) -> bool:
-    """A subscription change the catalogs give a cause (topics matched before changed): a consumer at work."""
-    return event.kind == "subscription_changed" and event.cause not in (None, SYMPTOM, "unknown")
 
 
 # Coordinator reasons that only say what the coordinator saw; a member's own line may name the real cause.
@@ -437,7 +428,7 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
         if event.kind in REASONED and _after(event, joining_since.get(event.participant)):
             continue  # the member was already joining this rebalance: what it asks for later did not start it
         first_start = first_seen.get(event.participant) is event and _only_starting_before(event, index)
-        if (event.kind in STARTUP and not _changes_subscription(event) and event.component != "broker"
+        if (event.kind in STARTUP_AND_JOIN and not changes_subscription(event) and event.component != "broker"
                 and not _joins_holding_partitions(event) and event.participant not in with_own_id
                 and (event.kind != "join_start" or _start_shown_before(event, index))
                 and (first_start or _constructed_to_join(event, index))):

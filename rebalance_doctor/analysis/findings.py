@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from .model import EPOCH_PROTOCOLS, Evidence, Finding, LeaderChange, MembershipChange, Probing, Rebalance, duration_text
-from .timeline import Event, answered_not_coordinator, broker_id, fenced_static_member, shows_removal, suspects_coordinator
+from .timeline import (
+    Event,
+    answered_not_coordinator,
+    broker_id,
+    consumer_start_line,
+    fenced_static_member,
+    held_membership,
+    shows_removal,
+    suspects_coordinator,
+)
 from .versions import VersionRange
 
 STORM_COUNT, STORM_WINDOW = 5, timedelta(minutes=5)
@@ -441,10 +450,20 @@ def _coordinator_moves(timeline: list[Event], suspected_counts: bool) -> tuple[l
     brokers: list[str] = []
     evidence: list[Evidence] = []
     lost = found_again = moved = False
+    started: set[tuple[str, str]] = set()  # files that show a consumer starting, and files of members
+    members: set[tuple[str, str]] = set()
     for event in timeline:
-        told_moved = answered_not_coordinator(event)
+        place = (event.file, event.node)
+        # a consumer starting that has not joined yet, told it asked the wrong broker or losing its coordinator, met a
+        # coordinator that had not loaded the group or a first connection that failed: no move
+        starting = place in started and place not in members
+        told_moved = answered_not_coordinator(event) and not starting
         suspected = suspected_counts and suspects_coordinator(event)
-        is_lost = event.kind == "coordinator_lost" or told_moved or suspected
+        is_lost = (event.kind == "coordinator_lost" and not starting) or told_moved or suspected
+        if consumer_start_line(event):
+            started.add(place)
+        if held_membership(event):
+            members.add(place)
         if (event.kind in ("coordinator_discovered", "coordinator_elected", "group_loaded", "coordinator_lost") or suspected) and event.coordinator:
             broker = broker_id(event.coordinator)
             if broker not in brokers:

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from ..catalog.schema import COLUMN_NAMES
+from ..catalog.schema import COLUMN_NAMES, SYMPTOM
 from .model import ClockSkew, Evidence
 
 EARLIEST = datetime.min.replace(tzinfo=UTC)
@@ -296,6 +296,45 @@ def suspects_coordinator(event: Event) -> bool:
 
 
 REMOVAL_SIGNS = {"heartbeat_failed", "commit_failed", "generation_reset", "partitions_lost", "member_expired"}
+# What only a member of the group logs: it had joined, held partitions or heartbeated.
+MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked", "heartbeat_failed", "commit_failed",
+                   "generation_reset"}
+
+
+STREAMS_START_STATES = {"CREATED", "STARTING"}
+START_UP = {"subscription_changed", "consumer_lifecycle", "client_config", "coordinator_discovered"}  # a member on its way up, before it joins
+
+
+def start_up_line(event: Event) -> bool:
+    """A line a consumer prints on its way up: its config, its subscription, finding the coordinator, the
+    coordinator asking it for a member id (only a new member has none), or a Streams client or thread leaving its
+    CREATED or STARTING state (states only a start passes through)."""
+    if event.kind in ("streams_thread_state", "streams_client_state"):
+        return leaves_start_state(event)
+    if asked_for_member_id(event):
+        return True
+    return event.kind in START_UP and not changes_subscription(event)
+
+
+def consumer_start_line(event: Event) -> bool:
+    """A start-up line other than finding the coordinator, which a member at work does again when it moves."""
+    return start_up_line(event) and event.kind != "coordinator_discovered"
+
+
+def leaves_start_state(event: Event) -> bool:
+    """A Streams thread or client leaving CREATED or STARTING: a start, which only its first rebalance completes."""
+    return event.kind in ("streams_thread_state", "streams_client_state") and (event.prev_state or "").upper() in STREAMS_START_STATES
+
+
+def changes_subscription(event: Event) -> bool:
+    """A subscription change the catalogs give a cause (topics matched before changed): a consumer at work."""
+    return event.kind == "subscription_changed" and event.cause not in (None, SYMPTOM, "unknown")
+
+
+def held_membership(event: Event) -> bool:
+    """A line only a member of the group logs. A request answered by a broker that is not the coordinator shows
+    none: a member starting sends its first heartbeat (KIP-848's join) there too."""
+    return event.kind in MEMBERSHIP_HELD and not answered_not_coordinator(event)
 
 
 def shows_removal(event: Event) -> bool:

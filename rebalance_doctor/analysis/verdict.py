@@ -5,6 +5,7 @@ the groups' findings: the worst finding of the group that should be read first."
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from datetime import timedelta
 
@@ -182,17 +183,18 @@ def _origin(rebalance: Rebalance, rounds: list[Rebalance], position: dict[int, i
 
 def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis], group: GroupAnalysis | None = None) -> str:
     """The cause behind the verdict: the most frequent known cause of its rebalances (a cooperative second round
-    counts as what started its first; of causes as frequent, the surest); without a rebalance, what a group's
-    findings show happened to its members (an expiry, a coordinator move) though no rebalance is in view."""
+    counts as what started its first; of causes as frequent, the one that started the earliest rebalance: a log
+    of a start and a stop is about the start); without a rebalance, what a group's findings show happened to its
+    members (an expiry, a coordinator move) though no rebalance is in view."""
     rounds = group.rebalances if group is not None else []
     position = {id(r): i for i, r in enumerate(rounds)}
-    origins = [(_origin(r, rounds, position), r.cause.confidence) for r in caused if r.cause.kind != "unknown"]
-    if origins:  # the most frequent; between as frequent, the one the lines show best
+    origins = [(_origin(r, rounds, position), r.started_at.timestamp() if r.started_at else math.inf) for r in caused if r.cause.kind != "unknown"]
+    if origins:
         known = Counter(origin for origin, _ in origins)
-        surest: dict[str, float] = {}
-        for origin, confidence in origins:
-            surest[origin] = max(confidence, surest.get(origin, 0.0))
-        return max(known, key=lambda origin: (known[origin], surest[origin]))
+        earliest: dict[str, float] = {}
+        for origin, started in origins:
+            earliest[origin] = min(started, earliest.get(origin, math.inf))
+        return min(known, key=lambda origin: (-known[origin], earliest[origin]))
     if caused:
         return "unknown"
     # JoinGroup or SyncGroup failures that failed no rebalance in view (an info finding) show no retry
