@@ -295,6 +295,7 @@ def suspects_coordinator(event: Event) -> bool:
     return event.kind == "session_timeout" and event.cause is None
 
 
+FAILED_REQUESTS = {"join_failed", "sync_failed", "heartbeat_failed", "commit_failed"}  # a request the coordinator refused
 REMOVAL_SIGNS = {"heartbeat_failed", "commit_failed", "generation_reset", "partitions_lost", "member_expired"}
 # What only a member of the group logs: it had joined, held partitions or heartbeated.
 MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked", "heartbeat_failed", "commit_failed",
@@ -344,8 +345,11 @@ def shows_removal(event: Event) -> bool:
 
 
 def fenced_static_member(event: Event) -> bool:
-    """A member fenced for its group.instance.id: another instance joined with the same id (KIP-345)."""
-    return event.kind == "member_fenced" and (bool(event.instance_id) or error_names(event, "FENCEDINSTANCEID"))
+    """A member fenced for its group.instance.id: another instance joined with the same id (KIP-345). The
+    coordinator answers the old instance's join, sync, heartbeat or commit FENCED_INSTANCE_ID."""
+    if event.kind == "member_fenced":
+        return bool(event.instance_id) or error_names(event, "FENCEDINSTANCEID")
+    return event.kind in FAILED_REQUESTS and error_names(event, "FENCEDINSTANCEID")
 
 
 def answered_unknown_member(event: Event) -> bool:
