@@ -93,7 +93,6 @@ KNOWN_GAPS = {
            "by the annotation, but no member retried",
     "761": "a host name redacted as 'GRAYLOG_IP' inside the ZooKeeper consumer's id: the group is read as 'graylog2_GRAYLOG', "
            "since a host name has no '_'",
-    **dict.fromkeys(("722", "723"), "wvanbergen/kafka's ZooKeeper consumer group for sarama (2015, archived): no catalog"),
     "720": "sarama-cluster's rebalance with an empty member id ('cluster/consumer  rebalance'), a consumer that never joined: "
            "the tool reads its first join, the annotation unknown",
     "772": "a refused commit and a failed join, both UNKNOWN_MEMBER_ID, with no expiry in the lines: the annotation reads a "
@@ -123,7 +122,6 @@ KNOWN_GAPS = {
     **dict.fromkeys(("870", "871", "876"), "kafka-node's errors printed as Node.js error objects over many lines, their "
                     "header cut: the stack's frames and 'message: … errorCode: N }' tail among the deciding lines"),
     "872": "a kafka-node debug log an author hard-wrapped at 80 columns, its JoinGroup failing before any join",
-    **dict.fromkeys(("874", "875"), "kafka-node's HighLevelConsumer, whose group lives in ZooKeeper: no catalog"),
     "881": "ZooKeeper's 'Creating /consumers/<group>/ids/<id>' (ZKCheckedEphemeral) among the deciding lines: no event",
     "883": "a ZooKeeper consumer registering, the excerpt cut before its first rebalance: no rebalance, while the "
            "annotation reads the coming first join (as 645 and 646)",
@@ -140,6 +138,15 @@ KNOWN_GAPS = {
                     "among the deciding lines"),
     "913": "brod's first join failing before it reaches the broker (an encoder crash printed as an Erlang term over many "
            "lines): no rebalance, while the annotation reads the start",
+    "970": "franz-go's 'injecting fake fetch with an error' (the join's error handed to the application) among the deciding "
+           "lines: no event",
+    "972": "a broker elected coordinator of an offsets partition at a later epoch, naming no group, with no rebalance: a "
+           "coordinator change by the annotation; one election alone shows the tool no move",
+    **dict.fromkeys(("973", "975"), "zio-kafka's own rebalance lines ('2 partitions are revoked', 'Delaying rebalance until …') "
+                    "and a test's 'Starting consumer 2' among the deciding lines"),
+    "974": "an author's instrumentation in Streams' assignor ('>>> Version probing :false') among the deciding lines",
+    "976": "a close logged from its generation reset on ('consumer pro-actively leaving the group'), its LeaveGroup line "
+           "not in the excerpt: a leave by the annotation; without that line the tool sees no membership given up",
     "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "
            "join where both are printed)",
 }
