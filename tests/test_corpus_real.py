@@ -99,7 +99,6 @@ KNOWN_GAPS = {
            "session expiry, the corpus elsewhere (140, 145, 366, 446) unknown",
     **dict.fromkeys(("700", "701"), "librdkafka's request time-outs (REQTMOUT, 'timed out: disconnect') among the deciding lines: "
                     "no events"),
-    "702": "MassTransit's own 'Partition … was assigned to: <member>' lines among the deciding lines",
     "735": "the group only in a faust traceback's exception line ('RebalanceInProgressError: risk-faust-v15')",
     "740": "a Streams thread's uncaught exception header and its 'Caused by' among the deciding lines",
     "800": "a sole consumer's first join and, two seconds later, its stop: read as one rebalance of a member leaving, the "
@@ -147,6 +146,19 @@ KNOWN_GAPS = {
     "974": "an author's instrumentation in Streams' assignor ('>>> Version probing :false') among the deciding lines",
     "976": "a close logged from its generation reset on ('consumer pro-actively leaving the group'), its LeaveGroup line "
            "not in the excerpt: a leave by the annotation; without that line the tool sees no membership given up",
+    **dict.fromkeys(("916", "994", "995"), "the application's own lines (a termination signal, Dapr's runtime, Jaeger's "
+                    "ingester starting its loop) among the deciding lines"),
+    **dict.fromkeys(("992", "997"), "sarama's example program starting ('Starting a new Sarama consumer', its own line), "
+                    "then only the coordinator lookup: sarama logs no join, so no rebalance is in view"),
+    "917": "the Java fetcher's 'Received unknown topic or partition error' among the deciding lines: no event",
+    "979": "librdkafka's DEBUG commit 'with generation-id 1 in join-state steady' (one line per commit): no event, so its "
+           "generation is not read",
+    "981": "librdkafka 0.9's per-partition 'received op PARTITION_JOIN' and 'Group \"…\": add T [p]' (PARTADD): no events",
+    "982": "a Java DEBUG JoinGroup with an empty member id and nothing before it: a first join by the annotation; an empty "
+           "member id also follows a reset, so the tool reads no start",
+    "990": "MassTransit's own start-up ('Configured endpoint test_group', its bus starting) before the assignment: the "
+           "endpoint names the group in MassTransit's words only",
+    "993": "sarama's 'client/metadata fetching metadata for […]' among the deciding lines: no event",
     "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "
            "join where both are printed)",
 }
