@@ -25,8 +25,10 @@ from .sources import Source
 if TYPE_CHECKING:
     import polars as pl
 
+# between the date and the time: T or a space, or " | " in layouts that put it between every part
+_DATE_TIME_SEPARATOR = r"(?:[T ]| ?\| ?)"
 _ISO = re.compile(
-    r"(\d{4})-(\d\d)-(\d\d)(?:[T ]| ?\| ?)(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\s?(Z|[+-]\d\d:?\d\d)?"
+    r"(\d{4})-(\d\d)-(\d\d)" + _DATE_TIME_SEPARATOR + r"(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?\s?(Z|[+-]\d\d:?\d\d)?"
 )
 _DASHES = str.maketrans({"–": "-", "—": "-"})
 # JSON-lines logs: which keys hold what (logstash-logback-encoder, ECS, Bunyan, pino, …)
@@ -414,7 +416,7 @@ def _headers(envelope: pl.DataFrame, frame: pl.DataFrame, catalog: Catalog, zone
 
 
 _ISO_GROUPS = (
-    r"^(?<y>\d{4})-(?<mo>\d\d)-(?<d>\d\d)(?:[T ]| ?\| ?)(?<h>\d\d):(?<mi>\d\d):(?<s>\d\d)(?:[.,](?<frac>\d{1,9}))?\s?(?<off>Z|[+-]\d\d:?\d\d)?"
+    r"^(?<y>\d{4})-(?<mo>\d\d)-(?<d>\d\d)" + _DATE_TIME_SEPARATOR + r"(?<h>\d\d):(?<mi>\d\d):(?<s>\d\d)(?:[.,](?<frac>\d{1,9}))?\s?(?<off>Z|[+-]\d\d:?\d\d)?"
 )
 _LOWEST, _HIGHEST = (_micros(datetime(year, 1, 1, tzinfo=UTC)) for year in (EARLIEST_YEAR, LATEST_YEAR + 1))
 
