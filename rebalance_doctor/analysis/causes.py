@@ -32,6 +32,7 @@ from .timeline import (
     fenced_static_member,
     held_membership,
     leaves_start_state,
+    names_partitions,
     start_up_line,
 )
 
@@ -305,14 +306,14 @@ def _constructed_to_join(event: Event, index: TimeIndex) -> bool:
     for later in index.just_after_in_file(event, CONSTRUCTION_REACH):
         if later.kind in JOIN_SIGNALS:
             return True
-        if _at_work(later) and not (later.kind == "partitions_revoked" and not (later.partitions or "").strip("[] ,")):
+        if _at_work(later) and not (later.kind == "partitions_revoked" and not names_partitions(later.partitions)):
             return False
     return False
 
 
 def _joins_holding_partitions(event: Event) -> bool:
     """A join logged with the partitions the member holds (ruby-kafka tags its lines with them): it was at work."""
-    return event.kind == "join_start" and bool((event.partitions or "").strip("[]{} ,"))
+    return event.kind == "join_start" and names_partitions(event.partitions)
 
 
 def _at_work(event: Event) -> bool:
@@ -440,7 +441,7 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
             kind = "cooperative_followup" if _immediate(event.scheduled_for) else "probing_rebalance"
         elif event.kind == "partitions_revoked" and previous is not None and previous.protocol == "cooperative":
             # cooperative rebalancing revokes after SyncGroup and rejoins at once (2.4–2.8 say no more than that)
-            kind = "cooperative_followup" if (event.partitions or "").strip("[] ,") else None
+            kind = "cooperative_followup" if names_partitions(event.partitions) else None
         elif event.kind == "coordinator_discovered":
             kind = "coordinator_change" if index.coordinator_moved(event) else None
         elif (event.kind in ("join_failed", "sync_failed", "heartbeat_failed", "coordinator_lost")

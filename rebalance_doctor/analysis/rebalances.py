@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .model import EPOCH_PROTOCOLS, Cause, Departure, MemberPause, Rebalance
-from .timeline import EARLIEST, Event, broker_id, suspects_coordinator
+from .timeline import EARLIEST, Event, broker_id, names_partitions, suspects_coordinator
 
 # Kinds a member logs on its way into a rebalance, before it learns the new generation.
 PRE_JOIN = {
@@ -134,7 +134,7 @@ def member_episodes(timeline: list[Event]) -> list[Episode]:
 
 def _was_processing(pending: list[Event]) -> bool:
     """Before its first join in the log, a member that gets or gives up partitions was already processing."""
-    return any(e.kind == "partitions_assigned" or (e.kind == "partitions_revoked" and _non_empty(e.partitions)) for e in pending)
+    return any(e.kind == "partitions_assigned" or (e.kind == "partitions_revoked" and names_partitions(e.partitions)) for e in pending)
 
 
 def _closes(episode: Episode) -> bool:
@@ -338,7 +338,7 @@ def pauses(draft: Draft, protocol: str | None, started_at: datetime | None, ende
         if episode.first_in_log or _restarted(episode) or _new_process(episode) or _recreated(episode, starts):
             continue  # it was starting (or restarting after a close), not processing
         pre = _after_leaving(episode.pre)
-        revoked = [e for e in pre + episode.post if e.kind == "partitions_revoked" and e.at and _non_empty(e.partitions)]
+        revoked = [e for e in pre + episode.post if e.kind == "partitions_revoked" and e.at and names_partitions(e.partitions)]
         if protocol == "cooperative" or protocol in EPOCH_PROTOCOLS:
             if not revoked:
                 continue
@@ -390,10 +390,6 @@ def _after_leaving(pre: list[Event]) -> list[Event]:
     last = max((i for i, e in enumerate(pre) if e.kind in LEAVING or (
         e.kind == "member_state_change" and (e.state or "").upper() in ("LEAVING", "UNSUBSCRIBED"))), default=-1)
     return pre[last + 1 :]
-
-
-def _non_empty(partitions: str | None) -> bool:
-    return bool(partitions and partitions.strip("[] ,"))
 
 
 def _ms(start: datetime | None, end: datetime | None) -> int | None:

@@ -332,6 +332,11 @@ def changes_subscription(event: Event) -> bool:
     return event.kind == "subscription_changed" and event.cause not in (None, SYMPTOM, "unknown")
 
 
+def names_partitions(partitions: str | None) -> bool:
+    """A partition list with a partition in it: "[]", "{}" or "" is a member holding (or revoking) nothing."""
+    return bool(partitions and partitions.strip("[]{} ,"))
+
+
 def held_membership(event: Event) -> bool:
     """A line only a member of the group logs. A request answered by a broker that is not the coordinator shows
     none: a member starting sends its first heartbeat (KIP-848's join) there too."""
