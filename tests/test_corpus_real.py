@@ -24,7 +24,7 @@ FAMILIES = ("java", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go
 # Excerpts whose root cause the analyzers do not yet recover (the tool says `unknown`, or where noted, another
 # cause), by the general gap behind each. Strict: an excerpt that starts passing must leave this list.
 KNOWN_GAPS = {
-    **dict.fromkeys(("174", "270", "342", "360", "361", "367", "373"),
+    **dict.fromkeys(("270", "342", "360", "361", "367"),
                     "a member's start shown by no start-up line the catalogs know, or only by another member's share"),
     **dict.fromkeys(("134", "190"), "a coordinator loss and rediscovery a member's lines do not tie to a move"),
     "166": "the unknown-member error only in words, on a continuation line (pino-pretty)",
@@ -74,8 +74,9 @@ KNOWN_GAPS = {
     "632": "ruby-kafka's consumer restart and its failed coordinator lookups (fluentd's lines) among the deciding lines",
     "635": "a newest-first table: the consumer's stop, read after the crash line it follows, taken for a member leaving",
     "641": "KafkaJS JSON records a mail archive wrapped over four lines: only two-line wraps are joined",
-    **dict.fromkeys(("645", "646"), "a consumer's start-up with no join in the lines: no rebalance, while the annotation "
-                    "reads its coming first join (102 reads such a start as unknown)"),
+    "646": "the shell command that started sarama-cluster's example consumer among the deciding lines: no log line",
+    "102": "a librdkafka consumer's start-up and its coordinator found, no join in the lines: unknown by this annotation, "
+           "the coming first join by eleven others (174, 373, 645, 646, 883, 992, 997, …); the tool reads the start",
     "650": "a group id masked as '*****': the Java wordings' optional trailing '*' (a Markdown bold) takes the mask's tail",
     "661": "a Java client's LeaveGroup with no reason (before 2.4) after the application's SIGTERM line: a reasonless leave is no "
            "witness, since a guessed catalog entry's leave_group kind would make reports confidently wrong (test_patterns_suggest)",
@@ -122,8 +123,6 @@ KNOWN_GAPS = {
                     "header cut: the stack's frames and 'message: … errorCode: N }' tail among the deciding lines"),
     "872": "a kafka-node debug log an author hard-wrapped at 80 columns, its JoinGroup failing before any join",
     "881": "ZooKeeper's 'Creating /consumers/<group>/ids/<id>' (ZKCheckedEphemeral) among the deciding lines: no event",
-    "883": "a ZooKeeper consumer registering, the excerpt cut before its first rebalance: no rebalance, while the "
-           "annotation reads the coming first join (as 645 and 646)",
     "884": "ZooKeeper consumers whose consumer.id is set ('evok_<host>_<pid>_<thread>'): their id is no '<group>_<host>-<ms>-"
            "<hex>', so no group is read from it",
     "743": "Connect's config-topic truncation ('Truncation detected for partition connect-configs-…') among the deciding lines",
@@ -148,8 +147,6 @@ KNOWN_GAPS = {
            "not in the excerpt: a leave by the annotation; without that line the tool sees no membership given up",
     **dict.fromkeys(("916", "994", "995"), "the application's own lines (a termination signal, Dapr's runtime, Jaeger's "
                     "ingester starting its loop) among the deciding lines"),
-    **dict.fromkeys(("992", "997"), "sarama's example program starting ('Starting a new Sarama consumer', its own line), "
-                    "then only the coordinator lookup: sarama logs no join, so no rebalance is in view"),
     "917": "the Java fetcher's 'Received unknown topic or partition error' among the deciding lines: no event",
     "979": "librdkafka's DEBUG commit 'with generation-id 1 in join-state steady' (one line per commit): no event, so its "
            "generation is not read",

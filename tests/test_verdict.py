@@ -254,3 +254,56 @@ def test_a_consumer_told_not_coordinator_as_it_starts_saw_no_coordinator_move(cl
 
     log.write_text(f"2024-10-09 16:32:27,200 {lost}" + f"2024-10-09 16:32:27,300 {found}")
     assert json.loads(cli("report", str(log), "--format", "json").stdout)["verdict"]["root_cause"] == "coordinator_change"
+
+
+def test_a_consumer_starting_whose_first_join_the_lines_do_not_reach_is_a_member_joining(cli, tmp_path):
+    """A consumer subscribes and finds its coordinator, and the excerpt ends there: no rebalance is in view, but
+    the one coming is its first join. A start followed by a refusal (a broker without the API) is not."""
+    prefix = "INFO [Consumer clientId=consumer-foo-1, groupId=foo]"
+    log = tmp_path / "app.log"
+    log.write_text(f"2024-10-09 16:32:27,000 {prefix} Subscribed to topic(s): orders\n"
+                   f"2024-10-09 16:32:27,100 {prefix} Discovered group coordinator kafka-1:9092 (id: 2147483646 rack: null)\n")
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+
+    assert document["verdict"]["headline"] == "no rebalance in these logs: a member of foo is starting"
+    assert document["verdict"]["root_cause"] == "member_join"
+    [finding] = document["groups"][0]["findings"]
+    assert finding["kind"] == "member_start" and finding["severity"] == "info"
+    assert [e["line"] for e in finding["evidence"]] == [1]
+
+    with log.open("a") as out:
+        out.write("2024-10-09 16:32:27,200 ERROR [Consumer clientId=consumer-foo-1, groupId=foo] GroupHeartbeatRequest failed "
+                  "due to error: UNSUPPORTED_VERSION\n")
+    refused = json.loads(cli("report", str(log), "--format", "json").stdout)
+    assert refused["verdict"]["root_cause"] == "unknown"
+    assert not [f for g in refused["groups"] for f in g["findings"] if f["kind"] == "member_start"]
+
+
+def test_stream_threads_starting_join_their_application_group_though_no_line_names_it(cli, tmp_path):
+    """Four stream threads start and leave CREATED; the application id is on none of their lines. They are
+    members on their way to their first join all the same."""
+    log = tmp_path / "app.log"
+    log.write_text("".join(
+        f"2024-10-09 16:32:27,{n}00 INFO stream-thread [app-client-StreamThread-{n}] Starting "
+        "(org.apache.kafka.streams.processor.internals.StreamThread)\n"
+        f"2024-10-09 16:32:27,{n}10 INFO stream-thread [app-client-StreamThread-{n}] State transition from CREATED to "
+        "STARTING (org.apache.kafka.streams.processor.internals.StreamThread)\n" for n in range(1, 5)))
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+
+    assert document["verdict"]["root_cause"] == "member_join"
+    assert [f["kind"] for g in document["groups"] for f in g["findings"]] == ["member_start"]
+
+
+def test_a_producers_start_is_no_member_starting(cli, tmp_path):
+    """librdkafka names every handle it creates: a producer's start is no consumer's, and no group's member."""
+    log = tmp_path / "app.log"
+    log.write_text("%7|1649256093.940|INIT|rdkafka#producer-1| [thrd:app]: librdkafka v1.8.2 (0x10802ff) rdkafka#producer-1 "
+                   "initialized (builtin.features gzip,snappy, debug 0x500)\n"
+                   "%7|1649256093.950|INIT|rdkafka#consumer-2| [thrd:app]: librdkafka v1.8.2 (0x10802ff) rdkafka#consumer-2 "
+                   "initialized (builtin.features gzip,snappy, debug 0x500)\n")
+
+    rows = [json.loads(line) for line in cli("events", str(log), "--format", "ndjson").stdout.splitlines()]
+
+    assert [(r["line"], r["kind"], r["client_id"]) for r in rows] == [(2, "consumer_started", "rdkafka#consumer-2")]

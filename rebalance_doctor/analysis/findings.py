@@ -10,13 +10,18 @@ from datetime import timedelta
 
 from .model import EPOCH_PROTOCOLS, Evidence, Finding, LeaderChange, MembershipChange, Probing, Rebalance, duration_text
 from .timeline import (
+    UNNAMED_GROUP,
     Event,
     answered_not_coordinator,
+    asked_for_member_id,
     broker_id,
+    changes_subscription,
     consumer_start_line,
     fenced_static_member,
     held_membership,
+    leaves_start_state,
     shows_removal,
+    start_up_line,
     suspects_coordinator,
 )
 from .versions import VersionRange
@@ -27,6 +32,8 @@ LONG_PAUSE_MS = 30_000
 CRASH_LOOP_FLIPS = 3  # n, n+1, n, n+1, n: one expiry and one rejoin is not a loop
 RESTART_GAP = timedelta(minutes=3)  # an instance back within this after it left was restarted, not removed
 ROUTINE_CAUSES = {"member_leave", "member_join", "cooperative_followup"}
+STREAMS_COMPONENTS = {"streams", "streamiz"}
+BEFORE_FIRST_JOIN = {"diagnostic", "member_state_change"}  # what a consumer logs between its start and its first join
 MAX_EVIDENCE = 6
 
 ADVICE = {
@@ -100,6 +107,10 @@ ADVICE = {
     "eager_protocol": "The group uses an eager assignor: every rebalance revokes every partition of every member. Move to "
     "cooperative-sticky with two rolling bounces: first partition.assignment.strategy=[cooperative-sticky, range], then "
     "[cooperative-sticky] only (clients 2.4+); on Kafka 4.0+ consider group.protocol=consumer.",
+    "member_start": "A consumer is starting: its first JoinGroup (or first heartbeat with group.protocol=consumer) "
+    "rebalances the group, and with an eager assignor every member stops for it. Nothing to fix when the start was "
+    "planned; read on in its log, or the coordinator's, for the generation it joins. group.initial.rebalance.delay.ms "
+    "on the brokers gathers the joins of a new group's members into one rebalance.",
     "unexplained_rebalances": "The logs given do not show why these rebalances started. Add the group coordinator's "
     "server.log (it names the reason of every rebalance since 2.1) and the members' logs around those times.",
 }
@@ -110,6 +121,7 @@ SEVERITY = {
     "member_churn": "info", "cooperative_followups": "info", "rolling_restart": "info", "version_probing": "info",
     "eager_protocol": "info", "unexplained_rebalances": "info", "topology_change": "info", "group_conversion": "info",
     "share_group": "info", "static_member_replaced": "info", "clock_backwards": "warning",
+    "member_start": "info",
 }
 CAUSE_FINDING = {
     "heartbeat_expiry": "heartbeat_expiry", "poll_timeout": "poll_timeout", "member_join": "member_churn",
@@ -346,6 +358,12 @@ def group_findings(group_id: str, rebalances: list[Rebalance], changes: list[Lea
     if stepped:
         add("clock_backwards", f"{len(stepped)} rebalance(s) end before they start on the logs' clocks: a clock went "
             "backwards (an NTP step, a VM resumed), so their durations and pauses are left out", _evidence(stepped))
+    starting = [] if rebalances or membership else _members_starting(timeline)
+    # a Streams client always joins its application's group, named or not; another client may be a producer's
+    if starting and (group_id != UNNAMED_GROUP or any(e.component in STREAMS_COMPONENTS for e in starting)):
+        since = next((f" from {e.at:%H:%M:%S}" for e in starting if e.at), "")
+        add("member_start", f"a member of {group_id} starting{since}: its first join, which rebalances the group, is not "
+            "in these lines", [e.evidence for e in starting])
     unknown = by_cause.get("unexplained_rebalances", [])
     if unknown:
         add("unexplained_rebalances", f"{len(unknown)} rebalance(s) without a visible cause", _evidence(unknown))
@@ -481,6 +499,18 @@ def _coordinator_moves(timeline: list[Event], suspected_counts: bool) -> tuple[l
     if len(brokers) >= 2 or (lost and (brokers or found_again or moved)):
         return brokers, evidence, found_again or len(brokers) >= 2
     return None
+
+
+def _members_starting(timeline: list[Event]) -> list[Event]:
+    """The start-up lines of a group's members when they are all the group's lines show: consumers starting (their
+    group management, a first subscription, a Streams thread leaving CREATED or STARTING, a member id asked for),
+    finding their coordinator, and nothing that shows one at work, refused or gone. Each is on its way to its first
+    join."""
+    starts = [e for e in timeline if e.kind == "consumer_started" or leaves_start_state(e) or asked_for_member_id(e)
+              or (e.kind == "subscription_changed" and not changes_subscription(e))]
+    on_the_way = all(e.kind != "consumer_lifecycle" and (e.kind in BEFORE_FIRST_JOIN or start_up_line(e) or e in starts)
+                     for e in timeline)
+    return starts if on_the_way and not any(e.cause == "member_leave" for e in timeline) else []
 
 
 def _crash_loop(rebalances: list[Rebalance], timeline: list[Event]) -> tuple[str, list[Evidence]] | None:

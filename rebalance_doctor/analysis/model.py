@@ -389,6 +389,7 @@ FINDING_KINDS: dict[str, str] = {
     "static_member_replaced": "static members restarted and took their assignment back without a rebalance",
     "streams_not_ready": "a streams group got no tasks while its topology could not be configured (NOT_READY)",
     "clock_backwards": "a clock went backwards inside rebalances: their durations are unknown",
+    "member_start": "a member starting, its first join not in the lines yet",
     "long_pause": "members stopped processing for a long time",
     "eager_protocol": "every rebalance stops every member (eager assignor)",
     "unexplained_rebalances": "rebalances whose cause the logs at hand do not show",

@@ -19,7 +19,7 @@ from datetime import datetime
 from .model import EPOCH_PROTOCOLS, MemberPause, PartitionMove, Rebalance
 from .timeline import Event
 
-CLOSING = {"consumer_lifecycle", "client_config"}  # a consumer closing or (re)starting: what follows is no pause
+CLOSING = {"consumer_lifecycle", "consumer_started", "client_config"}  # a consumer closing or (re)starting: what follows is no pause
 VOIDED = {"generation_reset", "commit_failed", "partitions_lost"}  # the member id the consumer had is gone: it rejoins anew
 # Lines that name a member id only to refuse it (unknown member, illegal generation): not the id the consumer has.
 REFUSING = {"heartbeat_failed", "commit_failed", "join_failed", "sync_failed", "generation_reset"}

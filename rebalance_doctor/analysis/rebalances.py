@@ -25,14 +25,14 @@ PRE_JOIN = {
     "generation_reset", "coordinator_lost", "coordinator_discovered", "partitions_lost", "join_failed",
     "sync_failed", "session_timeout", "followup_rebalance", "probing_rebalance", "version_probing",
     "streams_thread_state", "streams_client_state", "commit_failed", "shutdown_requested", "thread_replaced",
-    "thread_failed", "member_fenced", "subscription_changed", "consumer_lifecycle",
+    "thread_failed", "member_fenced", "subscription_changed", "consumer_lifecycle", "consumer_started",
 }
 # Kinds that complete a member's episode after it joined the new generation.
 POST_JOIN = {"leader_assignment", "sync_succeeded", "partitions_assigned", "streams_participants", "streams_assignment"}
 STABLE_MARKS = {"assignment_received", "sync_succeeded", "partitions_assigned"}
 COOPERATIVE_ASSIGNORS = ("cooperative", "stream")  # Streams' own assignor is cooperative since 2.4
 EPOCH_LEAD = timedelta(seconds=1)
-RESTART = {"consumer_lifecycle", "client_config"}  # a consumer (re)starting: its wait was downtime, not a pause
+RESTART = {"consumer_lifecycle", "consumer_started", "client_config"}  # a consumer (re)starting: its wait was downtime, not a pause
 LEAVING = {"leave_group", "poll_timeout"}
 DEPARTURE_CAUSES = ("heartbeat_expiry", "poll_timeout", "member_leave", "static_member_fencing", "assignment_timeout")
 EPOCH_KINDS = {"group_epoch_bumped", "target_assignment", "member_assignment"}  # a KIP-848 epoch moving forward

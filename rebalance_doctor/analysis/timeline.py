@@ -24,8 +24,8 @@ BROKER_FOLLOW_UPS = {"rebalance_skipped"}  # coordinator lines that continue the
 # their group.
 GROUPLESS_KINDS = {"probing_rebalance", "followup_rebalance", "version_probing", "streams_participants", "streams_assignment",
                    "poll_timeout", "leave_group", "join_requested", "join_start", "join_failed", "heartbeat_failed",
-                   "session_timeout", "subscription_changed", "member_fenced", "consumer_lifecycle", "coordinator_discovered",
-                   "join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked"}
+                   "session_timeout", "subscription_changed", "member_fenced", "consumer_lifecycle", "consumer_started",
+                   "coordinator_discovered", "join_succeeded", "sync_succeeded", "partitions_assigned", "partitions_revoked"}
 
 
 # The texts of an event (its message and raw lines) stay in the table's columns: only the lines a finding cites,
@@ -303,7 +303,8 @@ MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "p
 
 
 STREAMS_START_STATES = {"CREATED", "STARTING"}
-START_UP = {"subscription_changed", "consumer_lifecycle", "client_config", "coordinator_discovered"}  # a member on its way up, before it joins
+# a member on its way up, before it joins
+START_UP = {"subscription_changed", "consumer_started", "consumer_lifecycle", "client_config", "coordinator_discovered"}
 
 
 def start_up_line(event: Event) -> bool:

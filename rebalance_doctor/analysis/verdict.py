@@ -68,6 +68,7 @@ TITLES = {
 }
 CAUSE_OF_FINDING = {finding: cause for cause, finding in CAUSE_FINDING.items() if finding not in ("member_churn", "unexplained_rebalances")}
 CAUSE_OF_FINDING["static_member_replaced"] = "static_member_fencing"  # the vocabulary's "fenced or replaced"
+CAUSE_OF_FINDING["member_start"] = "member_join"  # a start whose join is not in view yet
 FINDING_CAUSES = {finding: {c for c, f in CAUSE_FINDING.items() if f == finding} for finding in set(CAUSE_FINDING.values())}
 MAX_ACTIONS = 2
 SHOWN = 0.8  # a cause this sure leads the verdict over rebalances the logs say nothing of
@@ -105,7 +106,9 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
             known = Counter(c.cause.kind for c in changes if c.cause.kind != "unknown")
             return Verdict("share_group", "info", f"{TITLES['share_group']} in {shared.group_id}", chain, [], [], impact,
                            ACTIONS["share_group"], known.most_common(1)[0][0] if known else "unknown")
-        return Verdict("none", "info", "no rebalance in these logs", [], [], [], impact, [], _root_cause([], groups))
+        starting = next((g.group_id for g in groups for f in g.findings if f.kind == "member_start"), None)
+        headline = "no rebalance in these logs" + (f": a member of {starting} is starting" if starting else "")
+        return Verdict("none", "info", headline, [], [], [], impact, [], _root_cause([], groups))
     # a group whose rebalances have a known cause leads one whose only finding is that nothing is known of them
     group = next((g for g in rebalanced if _explained(g)), None) or next((g for g in rebalanced if g.findings), rebalanced[0])
     finding = next((f for f in group.findings if not _retried_only(f, group) and not _inferred_beside_shown(f, group)), None)

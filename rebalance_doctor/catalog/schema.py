@@ -134,7 +134,9 @@ KINDS: dict[str, str] = {
     "coordinator_lost": "the member marks its coordinator dead / unavailable",
     "commit_failed": "an offset commit failed because of a rebalance or fencing",
     "subscription_changed": "the member's subscription changed",
-    "consumer_lifecycle": "consumer or client start / close",
+    "consumer_started": "a consumer or client starts: its group management, its first member id, a Streams client or "
+                        "thread starting",
+    "consumer_lifecycle": "a consumer or client closes, stops or restarts",
     "client_config": "a client's construction: its configuration dump (session.timeout.ms, max.poll.interval.ms, … in raw) "
                      "or its version line",
     # Kafka Streams
