@@ -38,7 +38,8 @@ KNOWN_GAPS = {
     "432": "a probing rebalance known only by its timing, probing.rebalance.interval.ms after the last (says cooperative_followup)",
     "471": "a Connect task killed by its JoinGroup's fatal error: the exception's class, on the line after the kill, is part of its record",
     "434": "a coordinator line wrapped after its reason began: the first half matches alone, so the rest is not joined to it",
-    "491": "a broker's failed append (ReplicaManager, NotEnoughReplicasException) behind the failed SyncGroup store is no event",
+    **dict.fromkeys(("491", "786"), "a broker's failed append (ReplicaManager, NotEnoughReplicasException) behind the failed "
+                    "SyncGroup store is no event"),
     "441": "members that left shown only by larger shares of the same partitions: a departure, but not how it happened",
     "442": "franz-go behind a logger that prints the message and then \"key\":\"value\" pairs without braces",
     "451": "partitions added to a topic, shown only by a new session subscribing to a higher partition number",
@@ -67,7 +68,8 @@ KNOWN_GAPS = {
                     "a log that starts at a member's join, with no start-up line before it: read as a first join by these "
                     "annotations, as a rejoin of unknown cause by others (612, 625, 670, 743, 774); the tool names no cause"),
     "614": "SmallRye's own rebalance-listener lines (SRMSG18224) with a group redacted as '<redacted>': no catalog",
-    "615": "a Streams member's first join shown only by an assignment that gives it every task, none held before",
+    **dict.fromkeys(("615", "755"), "a Streams member's first join shown only by an assignment that gives it every task (or "
+                    "partition), none held before"),
     "617": "a coordinator lost with no rebalance after it: the corpus reads that as a coordinator change (306, 552), this "
            "annotation as unknown",
     "631": "Streamiz's shutdown lines (PENDING_SHUTDOWN, a refused transition, the revocation's duration) among the deciding lines",
@@ -156,6 +158,11 @@ KNOWN_GAPS = {
     "990": "MassTransit's own start-up ('Configured endpoint test_group', its bus starting) before the assignment: the "
            "endpoint names the group in MassTransit's words only",
     "993": "sarama's 'client/metadata fetching metadata for […]' among the deciding lines: no event",
+    "706": "a Java 0.10 consumer's JoinGroup sent with an empty member id after revoking nothing, on a thread that is no "
+           "consumer's: a first join by the annotation; the tool reads no start-up line before it (see 982)",
+    "746": "a C++ application's rebalance-callback prints ('RebalanceCb: Local: Assign partitions: …') among the deciding lines",
+    "749": "librdkafka's per-partition 'Pause T [p]: at offset …' and a .NET wrapper's 'Consumer.RebalanceCallback: Mode: "
+           "Revoke' among the deciding lines: no events",
     "577": "kafka-go's 'joined group … in generation 17' without its 'joinGroup succeeded' line: no join event (both lines are one "
            "join where both are printed)",
 }

@@ -506,11 +506,15 @@ def _members_starting(timeline: list[Event]) -> list[Event]:
     group management, a first subscription, a Streams thread leaving CREATED or STARTING, a member id asked for),
     finding their coordinator, and nothing that shows one at work, refused or gone. Each is on its way to its first
     join."""
-    starts = [e for e in timeline if e.kind == "consumer_started" or leaves_start_state(e) or asked_for_member_id(e)
-              or (e.kind == "subscription_changed" and not changes_subscription(e))]
-    on_the_way = all(e.kind != "consumer_lifecycle" and (e.kind in BEFORE_FIRST_JOIN or start_up_line(e) or e in starts)
+    starts = [e for e in timeline if _starts_member(e)]
+    on_the_way = all(e.kind != "consumer_lifecycle" and (e.kind in BEFORE_FIRST_JOIN or start_up_line(e) or _starts_member(e))
                      for e in timeline)
     return starts if on_the_way and not any(e.cause == "member_leave" for e in timeline) else []
+
+
+def _starts_member(event: Event) -> bool:
+    return (event.kind == "consumer_started" or leaves_start_state(event) or asked_for_member_id(event)
+            or (event.kind == "subscription_changed" and not changes_subscription(event)))
 
 
 def _crash_loop(rebalances: list[Rebalance], timeline: list[Event]) -> tuple[str, list[Evidence]] | None:

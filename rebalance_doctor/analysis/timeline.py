@@ -304,7 +304,7 @@ MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "p
 
 STREAMS_START_STATES = {"CREATED", "STARTING"}
 # a member on its way up, before it joins
-START_UP = {"subscription_changed", "consumer_started", "consumer_lifecycle", "client_config", "coordinator_discovered"}
+START_UP = {"subscription_changed", "consumer_started", "client_config", "coordinator_discovered"}
 
 
 def start_up_line(event: Event) -> bool:
