@@ -98,8 +98,9 @@ KNOWN_GAPS = {
            "since a host name has no '_'",
     "720": "sarama-cluster's rebalance with an empty member id ('cluster/consumer  rebalance'), a consumer that never joined: "
            "the tool reads its first join, the annotation unknown",
-    "772": "a refused commit and a failed join, both UNKNOWN_MEMBER_ID, with no expiry in the lines: the annotation reads a "
-           "session expiry, the corpus elsewhere (140, 145, 366, 446) unknown",
+    **dict.fromkeys(("718", "772"), "a member refused UNKNOWN_MEMBER_ID (a commit, a join, KafkaJS's 'not aware of this member, "
+                    "re-joining') with no expiry in the lines: the annotation reads a session expiry, the corpus elsewhere "
+                    "(140, 145, 366, 446) unknown"),
     **dict.fromkeys(("700", "701"), "librdkafka's request time-outs (REQTMOUT, 'timed out: disconnect') among the deciding lines: "
                     "no events"),
     "735": "the group only in a faust traceback's exception line ('RebalanceInProgressError: risk-faust-v15')",
@@ -147,6 +148,17 @@ KNOWN_GAPS = {
     "974": "an author's instrumentation in Streams' assignor ('>>> Version probing :false') among the deciding lines",
     "976": "a close logged from its generation reset on ('consumer pro-actively leaving the group'), its LeaveGroup line "
            "not in the excerpt: a leave by the annotation; without that line the tool sees no membership given up",
+    **dict.fromkeys(("757", "759"), "an application's own worker lines ('WORKER-2: Starting run loop.', 'REBALANCE - Partition "
+                    "assignments revoked') among the deciding lines"),
+    "719": "Spring Boot devtools' 'Restarting due to 5 class path changes' (the framework's own line) among the deciding lines",
+    "725": "kafka-python's warnings of a topic not yet created ('not available during auto-create initialization', 'No "
+           "partition metadata for topic') among the deciding lines: no events",
+    "756": "a cooperative assignment's detail printed on one line by its wrapper ('Added partitions (assigned - owned): [] "
+           "Revoked partitions …'), without its 'Updating assignment with' head: no event",
+    "758": "a Procfile runner's time and process prefix on each line of brod's two-line records: the header is not joined to "
+           "its message, so neither is an event",
+    "764": "a Connect sink task's 'Stopping task' among the deciding lines: no event",
+    "769": "a logger's name alone on a line of its own (an author's fragment) among the deciding lines",
     **dict.fromkeys(("916", "994", "995"), "the application's own lines (a termination signal, Dapr's runtime, Jaeger's "
                     "ingester starting its loop) among the deciding lines"),
     "917": "the Java fetcher's 'Received unknown topic or partition error' among the deciding lines: no event",
