@@ -288,10 +288,10 @@ def answered_not_coordinator(event: Event) -> bool:
 
 
 def suspects_coordinator(event: Event) -> bool:
-    """A client's own session timeout that only marks its coordinator dead (the Java client, kafka-python): no
-    heartbeat was answered, but the coordinator may never have expired the member. Only lines that show it removed
-    (its member id unknown, a commit refused, a rejoin) make a rebalance of it. A client that says it rejoins
-    (librdkafka) gives the line a cause."""
+    """A client's own session timeout that only marks its coordinator dead (the Java client): no heartbeat was
+    answered, but the coordinator may never have expired the member. Only lines that show it removed (its member
+    id unknown, a commit refused, a rejoin) make a rebalance of it. A client that says its session expired
+    (kafka-python) or that it rejoins (librdkafka) gives the line a cause."""
     return event.kind == "session_timeout" and event.cause is None
 
 
