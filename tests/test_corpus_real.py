@@ -151,8 +151,6 @@ KNOWN_GAPS = {
     **dict.fromkeys(("757", "759"), "an application's own worker lines ('WORKER-2: Starting run loop.', 'REBALANCE - Partition "
                     "assignments revoked') among the deciding lines"),
     "719": "Spring Boot devtools' 'Restarting due to 5 class path changes' (the framework's own line) among the deciding lines",
-    "725": "kafka-python's warnings of a topic not yet created ('not available during auto-create initialization', 'No "
-           "partition metadata for topic') among the deciding lines: no events",
     "756": "a cooperative assignment's detail printed on one line by its wrapper ('Added partitions (assigned - owned): [] "
            "Revoked partitions …'), without its 'Updating assignment with' head: no event",
     "758": "a Procfile runner's time and process prefix on each line of brod's two-line records: the header is not joined to "
