@@ -49,7 +49,7 @@ KNOWN_GAPS = {
     "483": "a member elected leader of a group it is alone in, with no start-up line: its first join by inference",
     "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
     **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637",
-                     "642", "643", "647", "660", "665", "696"),
+                     "643", "647", "660", "665", "696"),
                     "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
     **dict.fromkeys(("509", "525"), "a deciding line the catalogs keep out on purpose (an uncaught exception's header, a commit's success)"),
     "510": "the member's previous epoch a coordinator line prints beside its new one (previousEpoch=3) is no column of the table",
@@ -62,8 +62,6 @@ KNOWN_GAPS = {
            "response received: a state change at v1 also precedes consumers that never join (102)",
     **dict.fromkeys(("606", "609"), "librdkafka detail among the deciding lines (the coordinator named by CGRPCOORD, an idle "
                     "disconnect, 'received op PARTITION_LEAVE', 'unassign done')"),
-    "612": "the Java client's DEBUG 'Disabling heartbeat thread' and 'Joining group with current subscription' among the "
-           "deciding lines: no events",
     **dict.fromkeys(("137", "146", "362", "640"),
                     "a log that starts at a member's join, with no start-up line before it: read as a first join by these "
                     "annotations, as a rejoin of unknown cause by others (612, 625, 670, 743, 774); the tool names no cause"),
@@ -115,8 +113,6 @@ KNOWN_GAPS = {
     "827": "Schema Registry's own coordination lines ('Joining schema registry with Kafka-based coordination', a join that "
            "timed out) under its default group, which no line names",
     "830": "an author's condensed timeline (relative 'T+42.314' times, bare Streams messages) among the deciding lines",
-    "850": "the Java client's DEBUG 'Executing onJoinPrepare with generation -1 and memberId ' among the deciding lines: no "
-           "event",
     **dict.fromkeys(("861", "863", "866"), "Elixir's supervisor and GenServer reports (brod_sup starting a client, a handler "
                     "crashing) among the deciding lines"),
     "862": "brod's client line 'payload connection down kafka-host:9092' among the deciding lines: no event",
@@ -159,9 +155,10 @@ KNOWN_GAPS = {
     "769": "a logger's name alone on a line of its own (an author's fragment) among the deciding lines",
     **dict.fromkeys(("916", "994", "995"), "the application's own lines (a termination signal, Dapr's runtime, Jaeger's "
                     "ingester starting its loop) among the deciding lines"),
-    "917": "the Java fetcher's 'Received unknown topic or partition error' among the deciding lines: no event",
-    "979": "librdkafka's DEBUG commit 'with generation-id 1 in join-state steady' (one line per commit): no event, so its "
-           "generation is not read",
+    "979": "librdkafka's commit answered Success and its 'Assignment dump' among the deciding lines: a commit's success "
+           "is kept out on purpose (see 509)",
+    "723": "a wvanbergen consumer whose log begins with the group's member count (printed at every rebalance), then its topic "
+           "consumer starting: no start-up line before its claims, so no start",
     "981": "librdkafka 0.9's per-partition 'received op PARTITION_JOIN' and 'Group \"…\": add T [p]' (PARTADD): no events",
     "982": "a Java DEBUG JoinGroup with an empty member id and nothing before it: a first join by the annotation; an empty "
            "member id also follows a reset, so the tool reads no start",

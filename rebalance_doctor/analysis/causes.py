@@ -280,9 +280,10 @@ def _start_shown_before(event: Event, index: TimeIndex) -> bool:
 
 
 def _starting(event: Event, index: TimeIndex) -> bool:
-    """The event's file shows a consumer starting up before it, and nothing else. A log that begins at the event
-    (a time window, a rotated file) may begin in the middle of a consumer's life: that is not a start."""
-    return index.place_in_file(event) > 0 and _only_starting_before(event, index)
+    """The event's file shows a consumer starting up before it (a start-up line), and nothing else. A log that begins
+    at the event (a time window, a rotated file), or with detail a member at work prints too (a rejoin's "Disabling
+    heartbeat thread"), may begin in the middle of a consumer's life: that is not a start."""
+    return _start_shown_before(event, index) and _only_starting_before(event, index)
 
 
 def _only_starting_before(event: Event, index: TimeIndex) -> bool:
