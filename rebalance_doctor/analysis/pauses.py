@@ -17,9 +17,8 @@ from bisect import bisect_right
 from datetime import datetime
 
 from .model import EPOCH_PROTOCOLS, MemberPause, PartitionMove, Rebalance
-from .timeline import Event
+from .timeline import RESTARTING, Event
 
-CLOSING = {"consumer_lifecycle", "consumer_started", "client_config"}  # a consumer closing or (re)starting: what follows is no pause
 VOIDED = {"generation_reset", "commit_failed", "partitions_lost"}  # the member id the consumer had is gone: it rejoins anew
 # Lines that name a member id only to refuse it (unknown member, illegal generation): not the id the consumer has.
 REFUSING = {"heartbeat_failed", "commit_failed", "join_failed", "sync_failed", "generation_reset"}
@@ -103,7 +102,7 @@ def holding_pauses(timeline: list[Event], protocol: str | None,
         kind = event.kind
         if kind in VOIDED and not event.member_id:
             holder.member = None
-        if kind in CLOSING or (kind in ("leave_group", "join_requested", "generation_reset") and event.cause == "member_leave"):
+        if kind in RESTARTING or (kind in ("leave_group", "join_requested", "generation_reset") and event.cause == "member_leave"):
             holder.reset()
         elif kind == "partitions_revoked":
             revoked = partition_set(event.partitions)

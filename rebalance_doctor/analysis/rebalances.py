@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .model import EPOCH_PROTOCOLS, Cause, Departure, MemberPause, Rebalance
-from .timeline import EARLIEST, Event, broker_id, names_partitions, suspects_coordinator
+from .timeline import EARLIEST, RESTARTING, Event, broker_id, names_partitions, suspects_coordinator
 
 # Kinds a member logs on its way into a rebalance, before it learns the new generation.
 PRE_JOIN = {
@@ -32,7 +32,6 @@ POST_JOIN = {"leader_assignment", "sync_succeeded", "partitions_assigned", "stre
 STABLE_MARKS = {"assignment_received", "sync_succeeded", "partitions_assigned"}
 COOPERATIVE_ASSIGNORS = ("cooperative", "stream")  # Streams' own assignor is cooperative since 2.4
 EPOCH_LEAD = timedelta(seconds=1)
-RESTART = {"consumer_lifecycle", "consumer_started", "client_config"}  # a consumer (re)starting: its wait was downtime, not a pause
 LEAVING = {"leave_group", "poll_timeout"}
 DEPARTURE_CAUSES = ("heartbeat_expiry", "poll_timeout", "member_leave", "static_member_fencing", "assignment_timeout")
 EPOCH_KINDS = {"group_epoch_bumped", "target_assignment", "member_assignment"}  # a KIP-848 epoch moving forward
@@ -378,7 +377,7 @@ def _new_process(episode: Episode) -> bool:
 def _restarted(episode: Episode) -> bool:
     """The consumer was closed (or unsubscribed) and started again: it joins as a new member and its wait was
     downtime. A poll-timeout leave is different: the same consumer comes back and its partitions were stopped."""
-    if any(e.kind in RESTART for e in episode.pre):
+    if any(e.kind in RESTARTING for e in episode.pre):
         return True
     timed_out = any(e.kind == "poll_timeout" or e.cause == "poll_timeout" for e in episode.pre)
     closed = any(e.kind in ("leave_group", "join_requested", "generation_reset") and e.cause == "member_leave" for e in episode.pre)

@@ -303,6 +303,8 @@ MEMBERSHIP_HELD = {"join_succeeded", "sync_succeeded", "partitions_assigned", "p
 
 
 STREAMS_START_STATES = {"CREATED", "STARTING"}
+# a consumer closing, starting or constructed anew: a wait around such a line is downtime, not a rebalance's pause
+RESTARTING = {"consumer_lifecycle", "consumer_started", "client_config"}
 # a member on its way up, before it joins
 START_UP = {"subscription_changed", "consumer_started", "client_config", "coordinator_discovered"}
 
