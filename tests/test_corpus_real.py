@@ -149,8 +149,6 @@ KNOWN_GAPS = {
     "719": "Spring Boot devtools' 'Restarting due to 5 class path changes' (the framework's own line) among the deciding lines",
     "756": "a cooperative assignment's detail printed on one line by its wrapper ('Added partitions (assigned - owned): [] "
            "Revoked partitions …'), without its 'Updating assignment with' head: no event",
-    "758": "a Procfile runner's time and process prefix on each line of brod's two-line records: the header is not joined to "
-           "its message, so neither is an event",
     "764": "a Connect sink task's 'Stopping task' among the deciding lines: no event",
     "769": "a logger's name alone on a line of its own (an author's fragment) among the deciding lines",
     **dict.fromkeys(("916", "994", "995"), "the application's own lines (a termination signal, Dapr's runtime, Jaeger's "

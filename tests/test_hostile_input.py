@@ -354,6 +354,36 @@ def test_stack_traces_between_records(tmp_path, good):
     assert '"line":11' in rows[3]  # "Stabilized group" after the trace keeps its own line number
 
 
+def test_a_procfile_runners_prefix_on_every_physical_line(tmp_path, good):
+    """foreman and honcho put their own time of day and the process name before every physical line, the lines
+    that continue a record included: brod's header-then-message records and a Java stack trace are read whole,
+    and a line of another process ends a record."""
+    lines = [
+        "12:52:01 PM consumer.1 |  group coordinator (groupId=index.6,memberId=,generation=11,pid=#PID<0.263.0>):",
+        "12:52:01 PM consumer.1 |  failed to join group",
+        "12:52:02 PM consumer.1 |  group coordinator (groupId=index.6,memberId=,generation=11,pid=#PID<0.263.0>):",
+        "12:52:02 PM consumer.1 |  re-joining group, reason::timeout",
+        "9:52:03 PM worker.2   | [2024-03-05 10:00:03,000] ERROR [Consumer clientId=c-1, groupId=orders] Offset commit failed on "
+        "partition orders-0 at offset 10: The coordinator is not aware of this member. "
+        "(org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)",
+        "9:52:03 PM worker.2   | org.apache.kafka.clients.consumer.CommitFailedException: Commit cannot be completed",
+        "10:52:03 PM worker.2   | \tat org.apache.kafka.clients.consumer.internals.ConsumerCoordinator.commitOffsetsSync(ConsumerCoordinator.java:1109)",
+        "10:52:03 PM consumer.1 |  \tat not.this.Record(Elsewhere.java:1)",
+    ]
+    path = tmp_path / "procfile.log"
+    path.write_text("\n".join(lines) + "\n")
+
+    run = events_of(good, path)
+
+    assert run.status == ExitStatus.OK
+    rows = sorted((json.loads(row) for row in run.events if str(path) in row), key=lambda row: row["line"])
+    assert [(row["kind"], row["line"], row["node"]) for row in rows] == [
+        ("join_failed", 1, "consumer.1"), ("join_requested", 3, "consumer.1"), ("commit_failed", 5, "worker.2")]
+    assert rows[1]["group_id"] == "index.6" and rows[1]["generation"] == 11 and rows[1]["raw"] == "\n".join(lines[2:4])
+    assert rows[2]["raw"] == "\n".join(lines[4:7])  # the trace, whatever the width of the runner's time
+    assert run.accounting["matched"] == BROKER_EVENTS + 7
+
+
 def test_lines_a_terminal_wrapped_are_read_whole(tmp_path, good):
     """Lines pasted from a terminal that cut them at its width: a coordinator line cut mid-word, and a consumer line
     cut at a space, which the paste dropped. Each event is read from its two halves joined (its generation, its

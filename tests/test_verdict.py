@@ -213,6 +213,24 @@ def test_an_erlang_consumers_two_line_records_name_group_generation_and_reason(c
     assert rows[0]["reason"] == "unknown_member_id"
 
 
+def test_a_join_that_failed_and_was_sent_again_is_a_failed_rebalance_retried(cli, tmp_path):
+    """A log that begins with a member's join failing on a timeout: it sends its join again and is elected leader of
+    the next generation. Nothing before shows what started the rebalance, but the one in view went on because
+    the join failed and was retried, and the report says so."""
+    log = tmp_path / "app.log"
+    header = "12:52:0{s}.000 [info]  group coordinator (groupId=index.6,memberId={member},generation={gen},pid=#PID<0.263.0>):\n"
+    log.write_text(header.format(s=1, member="", gen=11) + "failed to join group\nreason::timeout\n"
+                   + header.format(s=2, member="", gen=11) + "re-joining group, reason::timeout\n"
+                   + header.format(s=9, member="nonode@nohost/<0.263.0>-a4a2c673", gen=15) + "elected=true\n")
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+
+    assert document["verdict"]["root_cause"] == "failed_rebalance_retry"
+    rebalance = document["groups"][0]["rebalances"][0]
+    assert rebalance["cause"]["kind"] == "failed_rebalance_retry"
+    assert [e["line"] for e in rebalance["cause"]["evidence"]] == [1, 4]
+
+
 def test_a_log_of_a_consumer_starting_then_closing_is_about_its_start(cli, tmp_path):
     """A consumer subscribes, joins, is assigned its partitions and is closed twenty seconds later: two rebalances,
     a join and a leave, one each. The verdict names what started the first. The layout puts ` | ` between every

@@ -169,15 +169,19 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
 
 
 def _failed_attempts(draft: Draft) -> list[Event]:
-    """A member whose Join/SyncGroup failed again and again within this rebalance: it kept it going by retrying.
-    Its failures, or nothing when no member failed twice."""
+    """A member whose Join/SyncGroup failed within this rebalance and that joined again: it kept it going by
+    retrying. Its failures (and the retry, when it failed only once), or nothing when no member retried."""
     failures: dict[tuple[str, str, str], list[Event]] = {}
+    retried: dict[tuple[str, str, str], Event] = {}
     for event in sorted(draft.events, key=lambda e: (e.at is None, e.at or EARLIEST)):
         if not failures and _already_rebalancing(event):
             return []  # the group was rebalancing before the first failure: the failures are not what started it
         if event.kind in ("join_failed", "sync_failed") and event.component != "broker":
             failures.setdefault(event.participant, []).append(event)
-    return max((f for f in failures.values() if len(f) >= 2), key=len, default=[])
+        elif event.kind == "join_requested" and event.participant in failures:
+            retried.setdefault(event.participant, event)
+    attempts = [f if len(f) >= 2 else [*f, retried[who]] for who, f in failures.items() if len(f) >= 2 or who in retried]
+    return max(attempts, key=len, default=[])
 
 
 def _told_rebalancing_before(event: Event, window: list[Event]) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ..catalog import Catalog, Layout
 from .envelope import node_prefix
@@ -22,14 +21,10 @@ _EXCEPTION_HEADER = re.compile(EXCEPTION_HEADER)
 PYTHON_WHITESPACE = r"[\s\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
-def _is_continuation(record: str, line: str, prefix: str) -> bool:
+def _is_continuation(record: str, line: str) -> bool:
     """A line continues the record above when it is indented deeper (stack traces, Streams summaries,
-    config dumps) or starts a stack trace (``org.apache…Exception: …``, ``Caused by: …``), after the node
-    prefix both lines repeat (kubectl --prefix, docker-compose)."""
-    if prefix:
-        if not line.startswith(prefix):
-            return False
-        record, line = record[len(prefix) :], line[len(prefix) :]
+    config dumps) or starts a stack trace (``org.apache…Exception: …``, ``Caused by: …``); both are read
+    after their node prefixes (kubectl --prefix, docker-compose, Procfile runners)."""
     if line[:1].isdigit():  # most lines start with their timestamp: neither indented nor a stack trace
         return False
     if not line.strip():
@@ -39,25 +34,9 @@ def _is_continuation(record: str, line: str, prefix: str) -> bool:
     return deeper or line.lstrip().startswith(STACK_CAUSE) or bool(_EXCEPTION_HEADER.match(line))
 
 
-@dataclass(frozen=True)
-class _StartsLikeRecord:
-    """Tells whether a line starts a new record in the layout (and node prefix) of a multi-line record."""
-
-    layout: Layout
-    prefix: str
-
-    def match(self, line: str) -> bool:
-        if self.prefix and not line.startswith(self.prefix):
-            return True  # another node's line (interleaved kubectl/docker output) ends the record
-        return bool(self.layout.compiled.match(line[len(self.prefix) :]))
-
-
-def _record_layout(line: str, catalog: Catalog) -> _StartsLikeRecord | None:
-    prefix = node_prefix(line, catalog)
-    for layout in catalog.record_layouts:
-        if layout.compiled.match(line.removeprefix(prefix)):
-            return _StartsLikeRecord(layout, prefix)
-    return None
+def _record_layout(record: str, catalog: Catalog) -> Layout | None:
+    """The layout of a timestamped record (read after its node prefix), whose next record starts alike."""
+    return next((layout for layout in catalog.record_layouts if layout.compiled.match(record)), None)
 
 
 def record_lines(first: str, followers: Iterable[str | None], multiline: bool, catalog: Catalog) -> list[str]:
@@ -66,15 +45,20 @@ def record_lines(first: str, followers: Iterable[str | None], multiline: bool, c
     ``followers`` are the lines after ``first``, up to the next matched line; ``None`` stands for a
     line the engine knows cannot continue a record. A multi-line message (2.4's "Updating assignment
     with\\nnow assigned partitions: …") continues on unindented lines too, up to the next line that
-    starts a record of the same layout.
+    starts a record of the same layout. Another node's line (interleaved kubectl/docker output) ends it.
     """
     lines = [first]
-    prefix = node_prefix(first, catalog)
-    layout = _record_layout(first, catalog) if multiline else None
+    prefix, node = node_prefix(first, catalog)
+    record = first[len(prefix) :]
+    layout = _record_layout(record, catalog) if multiline else None
     for line in followers:
         if line is None or len(lines) > MAX_CONTINUATION_LINES:
             break
-        continues = _is_continuation(first, line, prefix) or (layout is not None and line.strip() and not layout.match(line))
+        line_prefix, line_node = node_prefix(line, catalog)
+        if line_node != node:
+            break
+        rest = line[len(line_prefix) :]
+        continues = _is_continuation(record, rest) or (layout is not None and rest.strip() and not layout.compiled.match(rest))
         if not continues:
             break
         lines.append(line)

@@ -479,16 +479,17 @@ def _iso_column(texts: pl.Series, zones: pl.Series, zone_by_name: dict[str, tzin
     return parts.select("row").join(table, on="row", how="left", maintain_order="left")["micros"]
 
 
-def node_prefix(line: str, catalog: Catalog) -> str:
-    """The docker-compose / kubectl prefix that starts a line ('' when none): every line of a
-    multi-line record carries it again, so continuation is judged after it."""
+def node_prefix(line: str, catalog: Catalog) -> tuple[str, str]:
+    """The docker-compose / kubectl / Procfile runner prefix that starts a line, and the node it names
+    (('', '') when none): every line of a multi-line record carries it again, a Procfile runner's with its
+    own time of day, so continuation is judged after it, on lines of the same node."""
     any_outer = catalog.any_outer_prefix
     if any_outer is None or not any_outer.match(line):  # most lines: one regex instead of one per prefix
-        return ""
+        return "", ""
     for prefix in catalog.node_prefixes:
         m = prefix.compiled.match(line)
         if m:
-            return m.group(0)
-    return ""
+            return m.group(0), m.group("node")
+    return "", ""
 
 

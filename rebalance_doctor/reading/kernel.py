@@ -26,6 +26,7 @@ from ..catalog import Catalog, any_of
 from .accounting import MAX_LINE_BYTES, Accounting, ContextSeam, OpenRecord, Seam
 from .blocks import BLOCK_SIZE
 from .continuation import EXCEPTION_HEADER, MAX_CONTINUATION_LINES, PYTHON_WHITESPACE, STACK_CAUSE, record_lines
+from .envelope import node_prefix
 from .lines import Lines, lines_after, readable, unreadable_offsets
 from .prefilter import Prefilter, best_prefilter
 from .rows import match_lines
@@ -237,8 +238,6 @@ class _BlockWork:
         file = np.searchsorted(self.firsts, heads + 1, side="right") - 1  # the second half's file
         inside = (heads >= self.firsts[file]) & (heads + 1 < self.lasts[file])
         heads, origin = heads[inside], origin[inside]
-        second_half = ~self._record_starts(heads + 1)  # most failed lines are whole records, beside whole records
-        heads, origin = heads[second_half], origin[second_half]
         won = lines[matched_rows]
         free = ~np.isin(heads, won) & ~np.isin(heads + 1, won)
         heads, origin = heads[free], origin[free]
@@ -246,8 +245,14 @@ class _BlockWork:
             return matched, lines, texts, texts, paired
         both = np.unique(np.concatenate([heads, heads + 1]))
         text_of = dict(zip(both.tolist(), self.lines.texts(both), strict=True))
+        repeated = [self._repeated_prefix(text_of[head], text_of[head + 1]) for head in heads.tolist()]
+        skip_bytes = np.array([len(prefix.encode()) for prefix in repeated], dtype=np.int64)
+        second_half = ~self._record_starts(heads + 1, skip_bytes)  # most failed lines are whole records, beside whole records
+        heads, origin = heads[second_half], origin[second_half]
+        repeated = [prefix for prefix, kept in zip(repeated, second_half.tolist(), strict=True) if kept]
         pairs = [(text_of[head], text_of[head + 1]) for head in heads.tolist()]
-        joined = [first.rstrip() + gap + second.strip() for gap in ("", " ") for first, second in pairs]
+        joined = [first.rstrip() + gap + second[len(prefix) :].strip() for gap in ("", " ")
+                  for (first, second), prefix in zip(pairs, repeated, strict=True)]
         heads, origin = np.concatenate([heads, heads]), np.concatenate([origin, origin])
         starts, stops = np.searchsorted(rows, origin, "left"), np.searchsorted(rows, origin, "right")  # rows are sorted
         counts = stops - starts
@@ -270,14 +275,20 @@ class _BlockWork:
         matched = matched[np.argsort(lines[matched["row"].to_numpy()], kind="stable")]
         return matched, lines, [*texts, *joined], raws, paired
 
-    def _record_starts(self, lines: np.ndarray) -> np.ndarray:
-        """Whether each line starts as a record does, by its first two bytes: a bracket or a brace, or two digits
-        or a digit and a separator (a time). Such a line is a record of its own, not the second half of a
-        wrapped one (a wrap can leave a number alone on a line: "8")."""
+    def _repeated_prefix(self, first: str, second: str) -> str:
+        """The node prefix that starts ``second`` when ``first`` starts with one of the same node ('' when not):
+        Procfile runners, docker-compose and kubectl repeat theirs on each physical line of a wrapped record."""
+        prefix, node = node_prefix(second, self.catalog)
+        return prefix if node and node_prefix(first, self.catalog)[1] == node else ""
+
+    def _record_starts(self, lines: np.ndarray, skip_bytes: np.ndarray) -> np.ndarray:
+        """Whether each line starts as a record does, by its first two bytes after ``skip_bytes`` (its node
+        prefix): a bracket or a brace, or two digits or a digit and a separator (a time). Such a line is a
+        record of its own, not the second half of a wrapped one (a wrap can leave a number alone on a line: "8")."""
         import numpy as np
 
         data = np.frombuffer(self.block, dtype=np.uint8)
-        starts = self.lines.starts(lines)
+        starts = self.lines.starts(lines) + skip_bytes
         first = data[np.minimum(starts, len(data) - 1)]
         second = data[np.minimum(starts + 1, len(data) - 1)]
         digit = (first >= 48) & (first <= 57)
