@@ -65,7 +65,6 @@ KNOWN_GAPS = {
     **dict.fromkeys(("137", "146", "362", "640"),
                     "a log that starts at a member's join, with no start-up line before it: read as a first join by these "
                     "annotations, as a rejoin of unknown cause by others (612, 625, 670, 743, 774); the tool names no cause"),
-    "614": "SmallRye's own rebalance-listener lines (SRMSG18224) with a group redacted as '<redacted>': no catalog",
     **dict.fromkeys(("615", "755"), "a Streams member's first join shown only by an assignment that gives it every task (or "
                     "partition), none held before"),
     "617": "a coordinator lost with no rebalance after it: the corpus reads that as a coordinator change (306, 552), this "
@@ -147,6 +146,11 @@ KNOWN_GAPS = {
     **dict.fromkeys(("757", "759"), "an application's own worker lines ('WORKER-2: Starting run loop.', 'REBALANCE - Partition "
                     "assignments revoked') among the deciding lines"),
     "719": "Spring Boot devtools' 'Restarting due to 5 class path changes' (the framework's own line) among the deciding lines",
+    "758": "brod's join failure whose reason ('reason::timeout') is a third line after the two the header and message are "
+           "read from: no event",
+    "376": "Spring Boot's 'Started … in … seconds' among the deciding lines: the application's own start, no Kafka wording",
+    "593": "a broker log pasted out of k9s: each line framed by its box border and wrapped at its width, so a record cut "
+           "mid-word ends in the border, not in the rest of its message",
     "756": "a cooperative assignment's detail printed on one line by its wrapper ('Added partitions (assigned - owned): [] "
            "Revoked partitions …'), without its 'Updating assignment with' head: no event",
     "764": "a Connect sink task's 'Stopping task' among the deciding lines: no event",

@@ -78,7 +78,8 @@ def test_the_readme_names_every_client_library_the_catalogs_know():
     names = {"kafka-python": "kafka-python", "kafkajs": "KafkaJS", "sarama": "sarama", "franz-go": "franz-go",
              "kafka-go": "kafka-go", "ruby-kafka": "ruby-kafka", "streamiz": "Streamiz", "librdkafka": "librdkafka",
              "streams": "Kafka Streams", "connect": "Kafka Connect", "consumer": "KIP-848", "arroyo": "Arroyo", "karafka": "Karafka",
-             "rust-rdkafka": "rust-rdkafka", "kafka-node": "kafka-node", "brod": "brod", "masstransit": "MassTransit"}
+             "rust-rdkafka": "rust-rdkafka", "kafka-node": "kafka-node", "brod": "brod", "masstransit": "MassTransit",
+             "smallrye": "SmallRye"}
     text = (ROOT / "README.md").read_text()
     assert set(COMPONENTS) - {"broker", "jvm"} <= set(names)
     assert [name for name in names.values() if name not in text] == []

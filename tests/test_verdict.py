@@ -231,6 +231,58 @@ def test_a_join_that_failed_and_was_sent_again_is_a_failed_rebalance_retried(cli
     assert [e["line"] for e in rebalance["cause"]["evidence"]] == [1, 4]
 
 
+def test_a_consumer_stopped_before_its_first_join_completed_was_joining(cli, tmp_path):
+    """A Spring Boot consumer subscribes, asks to join, and its container is stopped before the join completes. The
+    container's "Consumer stopped" line names no client, only the group: it came after the member set out to join,
+    so it did not start the rebalance in view. The member's start did."""
+    thread = "[org.springframework.kafka.KafkaListenerEndpointContainer#0-0-C-1]"
+    client = f"INFO 171926 --- {thread} o.a.k.c.c.internals.ConsumerCoordinator  : [Consumer clientId=consumer-g-1, groupId=g]"
+    member = "consumer-g-1-b179631f-267d-4d36-96f1-4b5fede65236"
+    log = tmp_path / "app.log"
+    log.write_text(
+        "2024-12-07 00:15:03,974  INFO 171926 --- [main] o.a.k.clients.consumer.KafkaConsumer     : [Consumer clientId=consumer-g-1, "
+        "groupId=g] Subscribed to topic(s): orders\n"
+        f"2024-12-07 00:15:04,364  {client} (Re-)joining group\n"
+        f"2024-12-07 00:15:04,467  {client} Request joining group due to: need to re-join with the given member-id: {member}\n"
+        f"2024-12-07 00:15:04,468  {client} (Re-)joining group\n"
+        f"2024-12-07 00:15:06,851  {client} Member {member} sending LeaveGroup request to coordinator kafka-1:9092 "
+        "(id: 2147483646 rack: null) due to the consumer unsubscribed from all topics\n"
+        f"2024-12-07 00:15:07,634  INFO 171926 --- {thread} o.s.k.l.KafkaMessageListenerContainer    : g: Consumer stopped\n")
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+
+    assert document["verdict"]["root_cause"] == "member_join"
+    assert [r["cause"]["kind"] for r in document["groups"][0]["rebalances"]] == ["member_join"]
+
+
+def test_a_streams_client_starting_with_no_consumer_line_is_a_member_joining(cli, tmp_path):
+    """A ksqlDB query's Streams log shows its client leaving CREATED for REBALANCING and its thread starting, then
+    the assignment its thread's consumer computed as leader, with no line of the consumer's own: the rebalance in
+    view is the new member joining."""
+    app = "_confluent-ksql-default_query_CTAS_MINI_AGG_0"
+    client = f"stream-client [{app}-1fd371cd-705d-4b53-acf1-40d7f19338ec]"
+    thread = f"stream-thread [{app}-1fd371cd-705d-4b53-acf1-40d7f19338ec-StreamThread-1]"
+    log = tmp_path / "ksql-streams.log"
+    log.write_text(
+        f"[2020-02-11 09:54:46,777] INFO {client} State transition from CREATED to REBALANCING (org.apache.kafka.streams.KafkaStreams:283)\n"
+        f"[2020-02-11 09:54:46,778] INFO {thread} State transition from CREATED to STARTING "
+        "(org.apache.kafka.streams.processor.internals.StreamThread:218)\n"
+        f"[2020-02-11 09:54:47,859] INFO {thread[:-1]}-consumer] Assigned tasks to clients as \n"
+        "1fd371cd-705d-4b53-acf1-40d7f19338ec=[activeTasks: ([0_0]) standbyTasks: ([]) assignedTasks: ([0_0]) prevActiveTasks: ([]) "
+        "prevStandbyTasks: ([]) prevAssignedTasks: ([]) prevOwnedPartitionsByConsumerId: ([]) capacity: 1]. "
+        "(org.apache.kafka.streams.processor.internals.StreamsPartitionAssignor:736)\n"
+        f"[2020-02-11 09:54:47,880] INFO {thread} State transition from STARTING to PARTITIONS_ASSIGNED "
+        "(org.apache.kafka.streams.processor.internals.StreamThread:218)\n"
+        f"[2020-02-11 09:54:47,916] INFO {thread} State transition from PARTITIONS_ASSIGNED to RUNNING "
+        "(org.apache.kafka.streams.processor.internals.StreamThread:218)\n"
+        f"[2020-02-11 09:54:48,184] INFO {client} State transition from REBALANCING to RUNNING (org.apache.kafka.streams.KafkaStreams:283)\n")
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+
+    assert document["verdict"]["root_cause"] == "member_join"
+    assert [g["group_id"] for g in document["groups"]] == [app]
+
+
 def test_a_log_of_a_consumer_starting_then_closing_is_about_its_start(cli, tmp_path):
     """A consumer subscribes, joins, is assigned its partitions and is closed twenty seconds later: two rebalances,
     a join and a leave, one each. The verdict names what started the first. The layout puts ` | ` between every

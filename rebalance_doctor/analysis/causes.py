@@ -431,11 +431,11 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
     for position, event in enumerate(window):
         if _next_round(event) and joined and event.at is not None and event.at > min(joined):
             continue  # a followup scheduled once this rebalance's join was done: it starts the next round, it did not start this one
-        if event.kind in REASONED and _after(event, joining_since.get(event.participant)):
-            continue  # the member was already joining this rebalance: what it asks for later did not start it
+        if event.kind in REASONED and _after(event, joining_since.get(event.file)):
+            continue  # a member in its file was already joining this rebalance: what is asked for later did not start it
         first_start = first_seen.get(event.participant) is event and _only_starting_before(event, index)
-        if (event.kind in STARTUP_AND_JOIN and not changes_subscription(event) and event.component != "broker"
-                and not _joins_holding_partitions(event) and event.participant not in with_own_id
+        if (((event.kind in STARTUP_AND_JOIN and not changes_subscription(event)) or leaves_start_state(event))
+                and event.component != "broker" and not _joins_holding_partitions(event) and event.participant not in with_own_id
                 and (event.kind != "join_start" or _start_shown_before(event, index))
                 and (first_start or _constructed_to_join(event, index))):
             candidates.append((-CLIENT_CONFIDENCE["newcomer"], position, "member_join", event))  # a member starting up
@@ -500,12 +500,13 @@ def _since(event: Event, previous: Rebalance | None) -> bool:
     return previous is None or previous.started_at is None or event.at is None or event.at >= previous.started_at
 
 
-def _joining_since(draft: Draft) -> dict[tuple[str, str, str], datetime]:
-    """When each member of the rebalance first set out to join it."""
-    since: dict[tuple[str, str, str], datetime] = {}
+def _joining_since(draft: Draft) -> dict[str, datetime]:
+    """When a member of the rebalance first set out to join it, per file: the lines of a file share its clock, and
+    a member's framework names the member by its thread, not by the client id its coordinator's lines give."""
+    since: dict[str, datetime] = {}
     for event in draft.events:
         if event.kind == "join_start" and event.at is not None:
-            since[event.participant] = min(event.at, since.get(event.participant, event.at))
+            since[event.file] = min(event.at, since.get(event.file, event.at))
     return since
 
 

@@ -80,7 +80,7 @@ INTEGER_FIELDS = frozenset(c.name for c in EXTRACTED if c.dtype == "int")
 
 # Client libraries that are not Kafka's own (their entries carry the library's versions) sit beside Kafka's components.
 COMPONENTS = ("broker", "consumer", "streams", "connect", "librdkafka", "kafka-python", "kafkajs", "sarama", "franz-go", "kafka-go",
-              "ruby-kafka", "streamiz", "arroyo", "karafka", "rust-rdkafka", "kafka-node", "brod", "masstransit", "jvm")
+              "ruby-kafka", "streamiz", "arroyo", "karafka", "rust-rdkafka", "kafka-node", "brod", "masstransit", "smallrye", "jvm")
 # What the application's runtime says about itself: evidence for a cause, not a Kafka wording with Kafka versions.
 RUNTIME_COMPONENTS = ("jvm",)
 
