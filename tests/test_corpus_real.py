@@ -114,7 +114,6 @@ KNOWN_GAPS = {
     "830": "an author's condensed timeline (relative 'T+42.314' times, bare Streams messages) among the deciding lines",
     **dict.fromkeys(("861", "863", "866"), "Elixir's supervisor and GenServer reports (brod_sup starting a client, a handler "
                     "crashing) among the deciding lines"),
-    "862": "brod's client line 'payload connection down kafka-host:9092' among the deciding lines: no event",
     "864": "a brod member elected leader at generation 14 as its log begins, with no start-up line: a first join by the "
            "annotation, a join of unknown cause by the tool (see 137)",
     **dict.fromkeys(("870", "871", "876"), "kafka-node's errors printed as Node.js error objects over many lines, their "
@@ -148,7 +147,15 @@ KNOWN_GAPS = {
     "719": "Spring Boot devtools' 'Restarting due to 5 class path changes' (the framework's own line) among the deciding lines",
     "758": "brod's join failure whose reason ('reason::timeout') is a third line after the two the header and message are "
            "read from: no event",
-    "376": "Spring Boot's 'Started … in … seconds' among the deciding lines: the application's own start, no Kafka wording",
+    **dict.fromkeys(("376", "394"), "Spring Boot's 'Starting …' or 'Started … in … seconds' among the deciding lines: the "
+                    "application's own start, no Kafka wording"),
+    "318": "a broker line read off a screenshot (OCR): wrapped over five lines with its group id's dashes and dots lost",
+    "319": "a 2.4–2.5 cooperative leader's DEBUG log, two consumers sharing one client id: its generations are the leader's "
+           "assignments and the members' onJoinComplete lines, which make no rebalance",
+    "379": "a log that begins inside a rebalance (the leader's assignment of generation 1): its inferred first join and a "
+           "later leave lead the verdict as churn, where the annotation reads the metadata rejoin between them",
+    "585": "a JoinGroup that timed out after 40 s: the join sent before it is left out of its rebalance, and the "
+           "coordinator marked dead and found again is read as what started it",
     "593": "a broker log pasted out of k9s: each line framed by its box border and wrapped at its width, so a record cut "
            "mid-word ends in the border, not in the rest of its message",
     "756": "a cooperative assignment's detail printed on one line by its wrapper ('Added partitions (assigned - owned): [] "

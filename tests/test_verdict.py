@@ -283,6 +283,47 @@ def test_a_streams_client_starting_with_no_consumer_line_is_a_member_joining(cli
     assert [g["group_id"] for g in document["groups"]] == [app]
 
 
+def test_a_leave_before_a_rebalance_whose_start_line_is_cut_started_it(cli, tmp_path):
+    """A coordinator's log whose excerpt has lost its "Preparing to rebalance" line: a member leaves, the group
+    stabilizes two and a half seconds later, and a new member is added right after. The leave started the first
+    rebalance in view (its join phase lasted until the stabilization), and it is the root cause, not the later join."""
+    coordinator = "INFO [GroupCoordinator 2]:"
+    log = tmp_path / "server.log"
+    log.write_text(
+        f"[2019-07-14 10:15:48,890] {coordinator} Member app-1-c9fa103b in group chraw has left, removing it from the group "
+        "(kafka.coordinator.group.GroupCoordinator)\n"
+        f"[2019-07-14 10:15:51,268] {coordinator} Stabilized group chraw generation 12950 (__consumer_offsets-23) "
+        "(kafka.coordinator.group.GroupCoordinator)\n"
+        f"[2019-07-14 10:15:51,273] {coordinator} Assignment received from leader for group chraw for generation 12950 "
+        "(kafka.coordinator.group.GroupCoordinator)\n"
+        f"[2019-07-14 10:15:51,603] {coordinator} Preparing to rebalance group chraw in state PreparingRebalance with old "
+        "generation 12950 (__consumer_offsets-23) (reason: Adding new member app-2-c7f0a98a) (kafka.coordinator.group.GroupCoordinator)\n")
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+
+    assert [r["cause"]["kind"] for r in document["groups"][0]["rebalances"]] == ["member_leave", "member_join"]
+    assert document["verdict"]["root_cause"] == "member_leave"
+
+
+def test_a_join_request_that_gives_its_reason_tells_a_new_member(cli, tmp_path):
+    """From 3.2 the Java consumer's DEBUG JoinGroup request ends with its reason: a request sent with "need to re-join
+    with the given member-id" is the second step of a new member's first join."""
+    prefix = ("2024-10-24T12:16:06.562Z DEBUG 7 --- [nio-9343-exec-6] o.a.k.c.c.internals.ConsumerCoordinator  : "
+              "[Consumer clientId=consumer-g-1, groupId=g]")
+    member = "consumer-g-1-2d2a4ce9-a07a-4476-bf70-d0a050178684"
+    log = tmp_path / "app.log"
+    log.write_text(
+        f"{prefix} Joining group with current subscription: [orders]\n"
+        f"{prefix} Sending JoinGroup (JoinGroupRequestData(groupId='g', sessionTimeoutMs=45000, rebalanceTimeoutMs=300000, "
+        f"memberId='{member}', groupInstanceId=null, protocolType='consumer', protocols=[JoinGroupRequestProtocol("
+        f"name='range', metadata=[0, 3, 0, 0])], reason='need to re-join with the given member-id: {member}')) to coordinator "
+        "kafka-1:9092 (id: 2147483646 rack: null)\n")
+
+    document = json.loads(cli("report", str(log), "--format", "json").stdout)
+
+    assert document["verdict"]["root_cause"] == "member_join"
+
+
 def test_a_log_of_a_consumer_starting_then_closing_is_about_its_start(cli, tmp_path):
     """A consumer subscribes, joins, is assigned its partitions and is closed twenty seconds later: two rebalances,
     a join and a leave, one each. The verdict names what started the first. The layout puts ` | ` between every

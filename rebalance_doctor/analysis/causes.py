@@ -40,6 +40,7 @@ BROKER_LEAD = timedelta(seconds=2)  # a broker expiry/leave/join logged just bef
 # KIP-848: the coordinator bumps the epoch at the next member heartbeat after a leave or join, up to one
 # group.consumer.heartbeat.interval.ms (5 s by default) later.
 EPOCH_BUMP_LEAD = timedelta(seconds=6)
+JOIN_PHASE = timedelta(minutes=5)  # members rejoin within the rebalance timeout (max.poll.interval.ms, 5 min by default)
 CLIENT_GRACE = timedelta(seconds=1)  # client trigger lines may follow the coordinator's start by a little
 RETRY_WINDOW = timedelta(seconds=30)
 # A member's JVM stopping explains its expiry or poll timeout when the pause reaches into this window around it.
@@ -50,7 +51,8 @@ STALLED_CAUSES = ("heartbeat_expiry", "poll_timeout")
 DEPARTURES = MEMBERSHIP_OUT | LEAVING | {"session_timeout"}  # a member gone, as the coordinator or the member says it
 STARTUP_AND_JOIN = START_UP | {"join_start"}  # signs of a member starting up
 CONSTRUCTION_REACH = 12  # the lines a client logs between its construction and its first join, at most
-REASONED = ("join_requested", "leave_group", "subscription_changed", "consumer_lifecycle")  # a member's lines that may say why
+# a member's lines that may say why (a JoinGroup request carries its member's reason from 3.2, KIP-800)
+REASONED = ("join_requested", "join_start", "leave_group", "subscription_changed", "consumer_lifecycle")
 
 SUMMARY = {
     "heartbeat_expiry": "the coordinator expired {member}: no heartbeat within session.timeout.ms",
@@ -119,7 +121,10 @@ def attribute(draft: Draft, index: TimeIndex, previous: Rebalance | None, sides:
             return _cause(kind, 0.9, member or start.member_id, [event, start, *related], sides)
         return _cause(start.cause, 0.95, start.member_id or _member_of(related), [start, *related], sides)
     lead = EPOCH_BUMP_LEAD if protocol in EPOCH_PROTOCOLS else BROKER_LEAD
-    near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, lead)]
+    if not draft.starts:  # no line shows it starting: it began before its first line, by up to a join phase
+        lead = max(lead, JOIN_PHASE)
+    near = [e for e in window if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE and _near(e, start_at, lead)
+            and not _cause_of(e, previous)]
     first = start or next((e for e in draft.broker + draft.events if e in index), None)
     if first is not None and first.at is None and first in index:  # no times: the lines just before it
         near = [e for e in index.just_before_in_file(first, LINES_AROUND) if e.component == "broker" and e.kind in BROKER_EVENT_CAUSE]
@@ -396,6 +401,13 @@ def _member_of(events: list[Event]) -> str | None:
     return next((e.member_id for e in events if e.member_id), None)
 
 
+def _cause_of(event: Event, previous: Rebalance | None) -> bool:
+    """The coordinator's line of the change that started the previous rebalance (a leave it logs once that rebalance
+    has begun): it cannot start this one too."""
+    return (previous is not None and event.member_id is not None and event.member_id == previous.cause.member
+            and BROKER_EVENT_CAUSE[event.kind] == previous.cause.kind)
+
+
 def _first_client_signal(draft: Draft) -> datetime | None:
     times = [e.at for ep in draft.episodes for e in ep.pre if e.at]
     return min(times) if times else None
@@ -476,7 +488,7 @@ def _client_witness(window: list[Event], draft: Draft, index: TimeIndex,
                 # a consumer starting sees its topics' metadata for the first time, and drops the assignment it does
                 # not have yet (librdkafka's "unsubscribe" in state init): it is joining
                 kind = "member_join"
-            elif kind == "member_leave" and event.kind == "join_requested":
+            elif kind == "member_leave" and event.kind in ("join_requested", "join_start"):
                 # the rejoin a client schedules as it leaves ("consumer pro-actively leaving the group"): its LeaveGroup
                 # line is the leave; without one it had no membership to give up (never joined, or static)
                 kind = None

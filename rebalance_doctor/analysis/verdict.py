@@ -191,7 +191,7 @@ def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis], group: Gro
     members (an expiry, a coordinator move) though no rebalance is in view."""
     rounds = group.rebalances if group is not None else []
     position = {id(r): i for i, r in enumerate(rounds)}
-    origins = [(_origin(r, rounds, position), r.started_at.timestamp() if r.started_at else math.inf) for r in caused if r.cause.kind != "unknown"]
+    origins = [(_origin(r, rounds, position), _began_by(r)) for r in caused if r.cause.kind != "unknown"]
     if origins:
         known = Counter(origin for origin, _ in origins)
         earliest: dict[str, float] = {}
@@ -203,6 +203,12 @@ def _root_cause(caused: list[Rebalance], groups: list[GroupAnalysis], group: Gro
     # JoinGroup or SyncGroup failures that failed no rebalance in view (an info finding) show no retry
     found = (CAUSE_OF_FINDING.get(f.kind) for g in groups for f in g.findings if not (f.kind == "failed_rebalances" and f.severity == "info"))
     return next((cause for cause in found if cause), "unknown")
+
+
+def _began_by(rebalance: Rebalance) -> float:
+    """When the rebalance had begun at the latest: its start, or, when the logs begin inside it, its end."""
+    at = rebalance.started_at or rebalance.ended_at
+    return at.timestamp() if at else math.inf
 
 
 def _shortly_before(evidence: list, rebalance: Rebalance) -> bool:
