@@ -47,7 +47,6 @@ KNOWN_GAPS = {
     "460": "librdkafka's range assignor lines ('running range assignment for 1 member(s)', 'range: Member … assigned …') among "
            "the deciding lines: no events",
     "483": "a member elected leader of a group it is alone in, with no start-up line: its first join by inference",
-    "504": "a first join inferred from a log that starts with it, beside a rebalance nothing is known of: the verdict leads with neither",
     **dict.fromkeys(("462", "463", "465", "480", "540", "541", "542", "576", "578", "581", "582", "613", "630", "636", "637",
                      "643", "647", "660", "665", "696"),
                     "the application's own lines (its poll loop, its rebalance callback, its error handler) among the deciding lines"),
@@ -147,6 +146,8 @@ KNOWN_GAPS = {
     "719": "Spring Boot devtools' 'Restarting due to 5 class path changes' (the framework's own line) among the deciding lines",
     "758": "brod's join failure whose reason ('reason::timeout') is a third line after the two the header and message are "
            "read from: no event",
+    **dict.fromkeys(("589", "590", "591", "592"), "an application's own start-up lines ('Consumer starting...', "
+                    "'Subscribed', 'Subscribing to topics') before its first assignment: no Kafka wording shows the start"),
     **dict.fromkeys(("376", "394"), "Spring Boot's 'Starting …' or 'Started … in … seconds' among the deciding lines: the "
                     "application's own start, no Kafka wording"),
     "318": "a broker line read off a screenshot (OCR): wrapped over five lines with its group id's dashes and dots lost",

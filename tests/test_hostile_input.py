@@ -354,6 +354,32 @@ def test_stack_traces_between_records(tmp_path, good):
     assert '"line":11' in rows[3]  # "Stabilized group" after the trace keeps its own line number
 
 
+def test_words_set_apart_by_runs_of_spaces_or_tabs(tmp_path, good):
+    """A coordinator's lines copied out of a log console that set words apart by runs of spaces, and a consumer's
+    line whose shipper put a tab between two words: each is read as if one space stood there, with its group, its
+    generation and its reason, and its record keeps the line as written."""
+    lines = [
+        "[2022-08-12 18:32:36,194] INFO   [GroupCoordinator 2]: Preparing to rebalance group   orders in state "
+        "PreparingRebalance with old   generation 501 (__consumer_offsets-20) (reason: Removing member   "
+        "consumer-orders-1-74ea on LeaveGroup; client reason: not provided)   (kafka.coordinator.group.GroupCoordinator)",
+        "[2022-08-12 18:32:36,195] INFO   [GroupCoordinator 2]: Group orders with generation   502 is now empty "
+        "(__consumer_offsets-20)   (kafka.coordinator.group.GroupCoordinator)",
+        "[2022-08-12 18:32:40,000] INFO [Consumer clientId=consumer-orders-2, groupId=orders] Successfully joined group "
+        "with\tgeneration Generation{generationId=503, memberId='consumer-orders-2-9a1f', protocol='range'}",
+    ]
+    path = tmp_path / "console.log"
+    path.write_text("\n".join(lines) + "\n")
+
+    run = events_of(good, path)
+
+    assert run.status == ExitStatus.OK
+    rows = sorted((json.loads(row) for row in run.events if str(path) in row), key=lambda row: row["line"])
+    assert [(row["kind"], row["group_id"], row["generation"]) for row in rows] == [
+        ("rebalance_start", "orders", 501), ("group_state_change", "orders", 502), ("join_succeeded", "orders", 503)]
+    assert rows[0]["cause"] == "member_leave" and rows[0]["member_id"] == "consumer-orders-1-74ea"
+    assert [row["raw"] for row in rows] == lines
+
+
 def test_a_procfile_runners_prefix_on_every_physical_line(tmp_path, good):
     """foreman and honcho put their own time of day and the process name before every physical line, the lines
     that continue a record included: brod's header-then-message records and a Java stack trace are read whole,

@@ -282,6 +282,16 @@ def test_a_streams_client_starting_with_no_consumer_line_is_a_member_joining(cli
     assert document["verdict"]["root_cause"] == "member_join"
     assert [g["group_id"] for g in document["groups"]] == [app]
 
+    # three seconds after it is RUNNING, the client rebalances again: a second rebalance, whose cause no line shows
+    log.write_text(log.read_text()
+                   + f"[2020-02-11 09:54:50,905] INFO {client} State transition from RUNNING to REBALANCING (org.apache.kafka.streams.KafkaStreams:283)\n"
+                   + f"[2020-02-11 09:54:50,906] INFO {thread} State transition from RUNNING to PARTITIONS_ASSIGNED "
+                   "(org.apache.kafka.streams.processor.internals.StreamThread:218)\n"
+                   + f"[2020-02-11 09:54:50,964] INFO {client} State transition from REBALANCING to RUNNING (org.apache.kafka.streams.KafkaStreams:283)\n")
+    again = json.loads(cli("report", str(log), "--format", "json").stdout)
+    assert [r["cause"]["kind"] for r in again["groups"][0]["rebalances"]] == ["member_join", "unknown"]
+    assert again["verdict"]["root_cause"] == "member_join"
+
 
 def test_a_leave_before_a_rebalance_whose_start_line_is_cut_started_it(cli, tmp_path):
     """A coordinator's log whose excerpt has lost its "Preparing to rebalance" line: a member leaves, the group

@@ -248,6 +248,7 @@ def assemble(draft: Draft, previous: Rebalance | None, protocol: str | None, cau
     if protocol in EPOCH_PROTOCOLS:  # the coordinator assigns: its target and the members' new states end the epoch
         ends += [e.at for e in draft.broker if e.kind in ("target_assignment", "member_assignment") and e.at]
     ends += [ep.resumed_at for ep in episodes if ep.resumed_at]
+    ends += [e.at for e in draft.signals if e.at and _client_settles(e)]
     stabilized = [e for e in draft.broker if e.kind == "group_stabilized"]
     if not ends and stabilized and stabilized[0].at:
         ends = [stabilized[0].at]
@@ -511,12 +512,19 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
                 following[id(event)] = events[i + 1 : i + 1 + LINES_AROUND]
         loose = [e for e in loose if e.at is not None or not any(id(n) in covered for n in following.get(id(e), ()))]
     clusters: list[list[Event]] = []
+    settled: set[str] = set()  # the files whose Streams client is back to RUNNING: their next line is another rebalance's
     for event in loose:
         last = clusters[-1][-1] if clusters else None
-        if last is not None and (event.at is None or last.at is None or event.at - last.at <= ORPHAN_GAP):
+        if (last is not None and event.file not in settled
+                and (event.at is None or last.at is None or event.at - last.at <= ORPHAN_GAP)):
             clusters[-1].append(event)
+        elif _client_settles(event):
+            continue  # the end of a rebalance counted already, or begun before the logs: no rebalance of its own
         else:
             clusters.append([event])
+            settled = set()
+        if _client_settles(event):
+            settled.add(event.file)
     # a cluster needs a time or a real cause: timeless symptoms ("already rebalancing") cannot be placed; and when
     # the coordinator's log covers that time but shows no rebalance, the members' lines alone do not make one
     # (a static member closing sends no LeaveGroup)
@@ -538,6 +546,12 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
     return [Draft(group_id, None, signals=c) for c in clusters if real(c)]
 
 
+def _client_settles(event: Event) -> bool:
+    """A Streams client back to RUNNING from REBALANCING: its rebalance is over."""
+    return (event.kind == "streams_client_state" and (event.state or "").upper() == "RUNNING"
+            and (event.prev_state or "").upper() == "REBALANCING")
+
+
 def _signals_rebalance(event: Event) -> bool:
     """A heartbeat failure says "rebalance" only when the coordinator answered so (not for a coordinator move); an
     offset commit that failed for want of an answer (a timeout, the coordinator gone) says nothing of the group."""
@@ -548,8 +562,8 @@ def _signals_rebalance(event: Event) -> bool:
         return False
     if event.kind == "streams_thread_state":
         return (event.state or "").upper() in REBALANCE_THREAD_STATES
-    if event.kind == "streams_client_state":  # the client itself says its group is rebalancing
-        return (event.state or "").upper() == "REBALANCING"
+    if event.kind == "streams_client_state":  # the client itself says its group is rebalancing, or is done
+        return (event.state or "").upper() == "REBALANCING" or _client_settles(event)
     if event.kind in ("subscription_changed", "consumer_lifecycle"):  # an unsubscribe or a close sends a LeaveGroup
         return event.cause == "member_leave"
     if event.kind == "member_state_change":  # a consumer that never had an assignment, on its way into the group

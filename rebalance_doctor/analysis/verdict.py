@@ -111,7 +111,8 @@ def verdict(groups: list[GroupAnalysis]) -> Verdict:
         return Verdict("none", "info", headline, [], [], [], impact, [], _root_cause([], groups))
     # a group whose rebalances have a known cause leads one whose only finding is that nothing is known of them
     group = next((g for g in rebalanced if _explained(g)), None) or next((g for g in rebalanced if g.findings), rebalanced[0])
-    finding = next((f for f in group.findings if not _retried_only(f, group) and not _inferred_beside_shown(f, group)), None)
+    finding = next((f for f in group.findings if not _retried_only(f, group) and not _inferred_beside_shown(f, group)
+                    and not _unknown_beside_known(f, group)), None)
     known = [r.cause.kind for r in group.rebalances if r.cause.kind != "unknown"] or [r.cause.kind for r in group.rebalances]
     kind = finding.kind if finding else CAUSE_FINDING.get(Counter(known).most_common(1)[0][0], "member_churn")
     caused = [r for r in group.rebalances if r.cause.kind in FINDING_CAUSES.get(kind, ())] or group.rebalances
@@ -161,6 +162,12 @@ def _inferred_beside_shown(finding: Finding, group: GroupAnalysis) -> bool:
     causes = FINDING_CAUSES.get(finding.kind)
     own = [r for r in group.rebalances if causes and r.cause.kind in causes]
     return bool(own) and not any(_shown(r) for r in own) and any(_shown(r) for r in group.rebalances)
+
+
+def _unknown_beside_known(finding: Finding, group: GroupAnalysis) -> bool:
+    """Rebalances nothing is known of, in a group where the lines tell why another happened, even by inference: that
+    one leads."""
+    return finding.kind == "unexplained_rebalances" and any(r.cause.kind != "unknown" for r in group.rebalances)
 
 
 def _explained(group: GroupAnalysis) -> bool:

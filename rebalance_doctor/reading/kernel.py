@@ -17,6 +17,7 @@ to :meth:`Kernel.scan`. It works a batch at a time, never a Python function per 
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -169,7 +170,8 @@ class _BlockWork:
         texts = self.lines.texts(lines)
         rows, patterns = self._candidates(np.searchsorted(lines, candidate_lines), anchors)
         matched = match_lines(texts, rows, patterns, self.catalog)
-        matched, lines, texts, raws, paired = self._unwrapped(matched, lines, texts, rows, patterns)
+        matched, texts, raws = self._respaced(matched, texts, rows, patterns)
+        matched, lines, texts, raws, paired = self._unwrapped(matched, lines, texts, raws, rows, patterns)
         winners = lines[matched["row"].to_numpy()]
         records, covered = self._records(matched, winners, texts, raws, paired)
         overlap = winners[1:] < winners[:-1] + covered[:-1]  # a record that reaches the next match
@@ -217,8 +219,38 @@ class _BlockWork:
         rows, patterns = np.divmod(np.unique(row_of_pair.astype(np.int64) * pattern_count + patterns), pattern_count)
         return rows, patterns.astype(np.int32)
 
-    def _unwrapped(self, matched: pl.DataFrame, lines: np.ndarray, texts: list[str], rows: np.ndarray, patterns: np.ndarray
-                   ) -> tuple[pl.DataFrame, np.ndarray, list[str], list[str], np.ndarray]:
+    def _respaced(self, matched: pl.DataFrame, texts: list[str], rows: np.ndarray, patterns: np.ndarray
+                  ) -> tuple[pl.DataFrame, list[str], list[str]]:
+        """Lines whose words a console, a web page or a log shipper set apart by runs of spaces or by tabs: a
+        candidate line that no pattern matched is tried again with each such run made one space, with its own
+        patterns. A line that then matches is read respaced; its record keeps the line as written.
+        Returns the matches (in line order), the texts the rows index and the records' raw texts."""
+        import numpy as np
+        import polars as pl
+
+        unmatched = np.ones(len(texts), dtype=bool)
+        unmatched[matched["row"].to_numpy()] = False
+        spread = [row for row in np.flatnonzero(unmatched).tolist() if _SPACE_RUN.search(texts[row])]
+        if not spread:
+            return matched, texts, texts
+        origin = np.array(spread, dtype=np.int64)
+        starts, stops = np.searchsorted(rows, origin, "left"), np.searchsorted(rows, origin, "right")  # rows are sorted
+        counts = stops - starts
+        tried = np.repeat(np.arange(len(spread)) + len(texts), counts)
+        picked = patterns[np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())]
+        respaced = [_SPACE_RUN.sub(" ", texts[row]) for row in spread]
+        extra = match_lines([*texts, *respaced], tried, picked, self.catalog)
+        if not len(extra):
+            return matched, texts, texts
+        positions = extra["row"].to_numpy() - len(texts)
+        read = list(texts)
+        for position in positions.tolist():
+            read[spread[position]] = respaced[position]
+        extra = extra.with_columns(row=pl.Series(origin[positions], dtype=matched["row"].dtype))
+        return pl.concat([matched, extra], how="diagonal_relaxed").sort("row"), read, texts
+
+    def _unwrapped(self, matched: pl.DataFrame, lines: np.ndarray, texts: list[str], raws: list[str], rows: np.ndarray,
+                   patterns: np.ndarray) -> tuple[pl.DataFrame, np.ndarray, list[str], list[str], np.ndarray]:
         """Lines a terminal or a web page wrapped in two: a candidate line that no pattern matched is tried joined
         to the line after it and to the line before it (without, then with, the space a wrap may have eaten),
         with its own patterns; of pairs that would share a line, the earlier one is kept. A pair that matches is
@@ -242,7 +274,7 @@ class _BlockWork:
         free = ~np.isin(heads, won) & ~np.isin(heads + 1, won)
         heads, origin = heads[free], origin[free]
         if not len(heads):
-            return matched, lines, texts, texts, paired
+            return matched, lines, texts, raws, paired
         both = np.unique(np.concatenate([heads, heads + 1]))
         text_of = dict(zip(both.tolist(), self.lines.texts(both), strict=True))
         repeated = [self._repeated_prefix(text_of[head], text_of[head + 1]) for head in heads.tolist()]
@@ -266,9 +298,9 @@ class _BlockWork:
                 taken.append(row)
                 last_taken = head
         if not taken:
-            return matched, lines, texts, texts, paired
+            return matched, lines, texts, raws, paired
         extra = extra.filter(pl.col("row").is_in(taken))
-        raws = [*texts, *(first + "\n" + second for first, second in pairs * 2)]  # as ``joined``: each pair once per gap
+        raws = [*raws, *(first + "\n" + second for first, second in pairs * 2)]  # as ``joined``: each pair once per gap
         lines = np.concatenate([lines, heads])
         paired = np.concatenate([paired, np.ones(len(joined), dtype=bool)])
         matched = pl.concat([matched, extra], how="diagonal_relaxed")
@@ -414,6 +446,8 @@ class _BlockWork:
 
 
 _BRACKETS = list(b"[{")
+# a run of spaces, or a tab, between two words (indentation and trailing blanks stay as they are)
+_SPACE_RUN = re.compile(r"(?<=\S)(?: {2,}|[ \t]*\t[ \t]*)(?=\S)")
 _SEPARATORS = list(b"-/:.|,")
 # a line that may continue the record above (a superset of record_lines' test): indented, or a stack trace's header or cause
 _MAY_CONTINUE = f"^(?:{PYTHON_WHITESPACE}|{STACK_CAUSE}|{EXCEPTION_HEADER})"
