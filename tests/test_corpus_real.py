@@ -150,6 +150,12 @@ KNOWN_GAPS = {
                     "'Subscribed', 'Subscribing to topics') before its first assignment: no Kafka wording shows the start"),
     **dict.fromkeys(("376", "394"), "Spring Boot's 'Starting …' or 'Started … in … seconds' among the deciding lines: the "
                     "application's own start, no Kafka wording"),
+    "320": "a ruby-kafka log that begins at its 'Joining group', its subscription's lines after it: a log that begins at a "
+           "join is read as a member rejoining for a reason not shown, and its later leave leads",
+    "397": "the broker's ZooKeeper client not hearing from its server for 37 minutes (a paused host) among the deciding "
+           "lines: no event",
+    "398": "the broker creating a new topic's partitions ('Log loaded for partition …') among the deciding lines of a "
+           "metadata change: no event",
     "318": "a broker line read off a screenshot (OCR): wrapped over five lines with its group id's dashes and dots lost",
     "319": "a 2.4–2.5 cooperative leader's DEBUG log, two consumers sharing one client id: its generations are the leader's "
            "assignments and the members' onJoinComplete lines, which make no rebalance",
