@@ -234,12 +234,8 @@ class _BlockWork:
         if not spread:
             return matched, texts, texts
         origin = np.array(spread, dtype=np.int64)
-        starts, stops = np.searchsorted(rows, origin, "left"), np.searchsorted(rows, origin, "right")  # rows are sorted
-        counts = stops - starts
-        tried = np.repeat(np.arange(len(spread)) + len(texts), counts)
-        picked = patterns[np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())]
         respaced = [_SPACE_RUN.sub(" ", texts[row]) for row in spread]
-        extra = match_lines([*texts, *respaced], tried, picked, self.catalog)
+        extra = match_lines([*texts, *respaced], *_candidates_of(origin, len(texts), rows, patterns), self.catalog)
         if not len(extra):
             return matched, texts, texts
         positions = extra["row"].to_numpy() - len(texts)
@@ -286,11 +282,7 @@ class _BlockWork:
         joined = [first.rstrip() + gap + second[len(prefix) :].strip() for gap in ("", " ")
                   for (first, second), prefix in zip(pairs, repeated, strict=True)]
         heads, origin = np.concatenate([heads, heads]), np.concatenate([origin, origin])
-        starts, stops = np.searchsorted(rows, origin, "left"), np.searchsorted(rows, origin, "right")  # rows are sorted
-        counts = stops - starts
-        tried = np.repeat(np.arange(len(joined)) + len(texts), counts)
-        picked = patterns[np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())]
-        extra = match_lines([*texts, *joined], tried, picked, self.catalog)
+        extra = match_lines([*texts, *joined], *_candidates_of(origin, len(texts), rows, patterns), self.catalog)
         taken: list[int] = []
         last_taken = -2
         for head, row in sorted(zip(heads[extra["row"].to_numpy() - len(texts)].tolist(), extra["row"].to_list(), strict=True)):
@@ -451,6 +443,17 @@ _SPACE_RUN = re.compile(r"(?<=\S)(?: {2,}|[ \t]*\t[ \t]*)(?=\S)")
 _SEPARATORS = list(b"-/:.|,")
 # a line that may continue the record above (a superset of record_lines' test): indented, or a stack trace's header or cause
 _MAY_CONTINUE = f"^(?:{PYTHON_WHITESPACE}|{STACK_CAUSE}|{EXCEPTION_HEADER})"
+
+
+def _candidates_of(origin: np.ndarray, first: int, rows: np.ndarray, patterns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, pattern) pairs to try on texts made anew from candidate lines: the i-th new text, at row
+    ``first + i``, gets the patterns of the candidate line ``origin[i]`` (``rows`` sorted, with ``patterns`` beside)."""
+    import numpy as np
+
+    starts, stops = np.searchsorted(rows, origin, "left"), np.searchsorted(rows, origin, "right")
+    counts = stops - starts
+    tried = np.repeat(np.arange(len(origin)) + first, counts)
+    return tried, patterns[np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())]
 
 
 def _within(found: np.ndarray, first: int, last: int) -> np.ndarray:
