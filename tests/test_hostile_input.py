@@ -80,6 +80,14 @@ def good(tmp_path: Path) -> Path:
     return path
 
 
+def written_and_read(good: Path, path: Path, lines: list[str]) -> tuple[Run, list[dict]]:
+    """``lines`` written to ``path`` and read beside the good log: the run, and ``path``'s events in line order."""
+    path.write_text("\n".join(lines) + "\n")
+    run = events_of(good, path)
+    assert run.status == ExitStatus.OK
+    return run, sorted((json.loads(row) for row in run.events if str(path) in row), key=lambda row: row["line"])
+
+
 def assert_good_log_analysed(run: Run, good: Path, extra_events: int = 0) -> None:
     assert sum(f'"file":"{good}"' in line for line in run.events) == BROKER_EVENTS
     assert len(run.events) == BROKER_EVENTS + extra_events
@@ -367,13 +375,8 @@ def test_words_set_apart_by_runs_of_spaces_or_tabs(tmp_path, good):
         "[2022-08-12 18:32:40,000] INFO [Consumer clientId=consumer-orders-2, groupId=orders] Successfully joined group "
         "with\tgeneration Generation{generationId=503, memberId='consumer-orders-2-9a1f', protocol='range'}",
     ]
-    path = tmp_path / "console.log"
-    path.write_text("\n".join(lines) + "\n")
+    _, rows = written_and_read(good, tmp_path / "console.log", lines)
 
-    run = events_of(good, path)
-
-    assert run.status == ExitStatus.OK
-    rows = sorted((json.loads(row) for row in run.events if str(path) in row), key=lambda row: row["line"])
     assert [(row["kind"], row["group_id"], row["generation"]) for row in rows] == [
         ("rebalance_start", "orders", 501), ("group_state_change", "orders", 502), ("join_succeeded", "orders", 503)]
     assert rows[0]["cause"] == "member_leave" and rows[0]["member_id"] == "consumer-orders-1-74ea"
@@ -396,13 +399,8 @@ def test_a_procfile_runners_prefix_on_every_physical_line(tmp_path, good):
         "10:52:03 PM worker.2   | \tat org.apache.kafka.clients.consumer.internals.ConsumerCoordinator.commitOffsetsSync(ConsumerCoordinator.java:1109)",
         "10:52:03 PM consumer.1 |  \tat not.this.Record(Elsewhere.java:1)",
     ]
-    path = tmp_path / "procfile.log"
-    path.write_text("\n".join(lines) + "\n")
+    run, rows = written_and_read(good, tmp_path / "procfile.log", lines)
 
-    run = events_of(good, path)
-
-    assert run.status == ExitStatus.OK
-    rows = sorted((json.loads(row) for row in run.events if str(path) in row), key=lambda row: row["line"])
     assert [(row["kind"], row["line"], row["node"]) for row in rows] == [
         ("join_failed", 1, "consumer.1"), ("join_requested", 3, "consumer.1"), ("commit_failed", 5, "worker.2")]
     assert rows[1]["group_id"] == "index.6" and rows[1]["generation"] == 11 and rows[1]["raw"] == "\n".join(lines[2:4])
