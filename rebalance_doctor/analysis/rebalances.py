@@ -515,15 +515,16 @@ def orphan_drafts(group_id: str, timeline: list[Event], known: list[Draft]) -> l
     settled: set[str] = set()  # the files whose Streams client is back to RUNNING: their next line is another rebalance's
     for event in loose:
         last = clusters[-1][-1] if clusters else None
+        settles = _client_settles(event)
         if (last is not None and event.file not in settled
                 and (event.at is None or last.at is None or event.at - last.at <= ORPHAN_GAP)):
             clusters[-1].append(event)
-        elif _client_settles(event):
+        elif settles:
             continue  # the end of a rebalance counted already, or begun before the logs: no rebalance of its own
         else:
             clusters.append([event])
             settled = set()
-        if _client_settles(event):
+        if settles:
             settled.add(event.file)
     # a cluster needs a time or a real cause: timeless symptoms ("already rebalancing") cannot be placed; and when
     # the coordinator's log covers that time but shows no rebalance, the members' lines alone do not make one
